@@ -24,6 +24,14 @@ fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
+/// The baseline of a write or a read into a slice: one thread's copy of `host` into `dst`.
+fn host_copy(dst: &mut [f32], host: &[f32]) -> Result<f64, BenchError> {
+    let t = Instant::now();
+    dst.copy_from_slice(host);
+    std::hint::black_box(&dst);
+    Ok(secs(t))
+}
+
 /// Runs transfer benchmark `name` on `queue` over `host` (its data).
 pub fn run(
     name: &'static str,
@@ -45,12 +53,7 @@ pub fn run(
                         queue.write(&buf, .., host)?;
                         Ok(secs(t))
                     },
-                    &mut || {
-                        let t = Instant::now();
-                        dst.copy_from_slice(host);
-                        std::hint::black_box(&dst);
-                        Ok(secs(t))
-                    },
+                    &mut || host_copy(&mut dst, host),
                 ],
             )?;
             check_exact(name, &queue.read(&buf)?, host)?;
@@ -89,12 +92,7 @@ pub fn run(
                         queue.read_into(&buf, &mut into)?;
                         Ok(secs(t))
                     },
-                    &mut || {
-                        let t = Instant::now();
-                        dst.copy_from_slice(host);
-                        std::hint::black_box(&dst);
-                        Ok(secs(t))
-                    },
+                    &mut || host_copy(&mut dst, host),
                 ],
             )?;
             check_exact(name, &into, host)?;

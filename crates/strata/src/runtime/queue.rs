@@ -326,18 +326,29 @@ impl Queue {
         data: &[T],
         wait: &[&Event],
     ) -> Result<Event> {
+        let cmd = self.write_command(buf, range, data.len(), || {
+            HostData::Owned(bytemuck::cast_slice(data).to_vec())
+        })?;
+        Ok(self.submit(cmd, wait))
+    }
+
+    /// The command writing `len` elements, the bytes `data` gives once the range is checked,
+    /// into elements `range` of `buf`.
+    fn write_command<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        range: impl RangeBounds<usize>,
+        len: usize,
+        data: impl FnOnce() -> HostData,
+    ) -> Result<Command> {
         self.check_device("write", buf)?;
-        let range = sized("write", range, data.len(), "the data")?;
+        let range = sized("write", range, len, "the data")?;
         range_check("write", &range, buf.len())?;
-        let sz = std::mem::size_of::<T>();
-        Ok(self.submit(
-            Command::Write {
-                mem: buf.mem.clone(),
-                offset: range.start * sz,
-                data: HostData::Owned(bytemuck::cast_slice(data).to_vec()),
-            },
-            wait,
-        ))
+        Ok(Command::Write {
+            mem: buf.mem.clone(),
+            offset: range.start * std::mem::size_of::<T>(),
+            data: data(),
+        })
     }
 
     /// Writes `data` into elements `range` of `buf` (see [`Queue::enqueue_write`]):
@@ -348,24 +359,12 @@ impl Queue {
         range: impl RangeBounds<usize>,
         data: &[T],
     ) -> Result<()> {
-        self.check_device("write", buf)?;
-        let range = sized("write", range, data.len(), "the data")?;
-        range_check("write", &range, buf.len())?;
-        let sz = std::mem::size_of::<T>();
         // SAFETY: a blocking command: `run_now` returns only once it has completed, and the
         // event's wait below comes before `data`'s borrow ends.
-        let data = unsafe { HostData::borrowed(bytemuck::cast_slice(data)) };
-        blocking(|| {
-            self.submit(
-                Command::Write {
-                    mem: buf.mem.clone(),
-                    offset: range.start * sz,
-                    data,
-                },
-                &[],
-            )
-        })
-        .wait()
+        let cmd = self.write_command(buf, range, data.len(), || unsafe {
+            HostData::borrowed(bytemuck::cast_slice(data))
+        })?;
+        blocking(|| self.submit(cmd, &[])).wait()
     }
 
     /// Reads elements `range` of `buf` without blocking: any range, `..` for the whole
