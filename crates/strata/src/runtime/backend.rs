@@ -160,7 +160,9 @@ impl HostOut {
         }
     }
 
-    /// Fills the destination with `data`, the read's bytes from a buffer of the backend's own.
+    /// Fills the destination with `data`, the read's bytes from a buffer of the backend's own
+    /// (the GPU backends' rectangular reads, CUDA's reads).
+    #[cfg(any(feature = "opencl", feature = "vulkan", feature = "cuda"))]
     pub(crate) fn deliver(&mut self, data: &[u8]) {
         self.bytes().copy_from_slice(data);
     }
