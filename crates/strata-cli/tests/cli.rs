@@ -333,6 +333,9 @@ fn bench_json_has_one_line_per_benchmark() {
             "rof_fused"
         } else if bench::overhead::BENCHES.contains(&name) && !name.starts_with("overhead_launch") {
             "launch"
+        } else if bench::transfer::BENCHES.contains(&name) {
+            // A transfer against one host thread's copy of the same bytes.
+            "memcpy"
         } else {
             "rayon"
         };
@@ -456,18 +459,26 @@ fn bench_run_verifies_results() {
         assert_eq!(r.n, e, "{r:?}");
         assert!(!sgemm || e == 128, "{r:?}");
         assert_eq!(r.device, "cpu");
+        let transfer = bench::transfer::BENCHES.contains(&r.bench);
         let baseline = if r.bench == "rof_unfused" {
             "rof_fused"
         } else if bench::overhead::BENCHES.contains(&r.bench)
             && !r.bench.starts_with("overhead_launch")
         {
             "launch"
+        } else if transfer {
+            "memcpy"
         } else {
             "rayon"
         };
         assert_eq!(r.baseline, baseline);
         assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
-        assert!(r.local_size >= 1 && r.groups >= 1, "{r:?}");
+        // A transfer launches nothing: no work-groups.
+        assert_eq!(r.local_size >= 1 && r.groups >= 1, !transfer, "{r:?}");
+        if transfer {
+            // `n` f32 moved once.
+            assert_eq!(r.bytes, 4 * r.n as u64, "{r:?}");
+        }
         assert_eq!(r.compile_s.is_some(), compute.is_some(), "{r:?}");
         assert_eq!(r.compile_cached_s.is_some(), compute.is_some(), "{r:?}");
         match r.bench {
@@ -502,9 +513,10 @@ fn bench_run_verifies_results() {
     want.extend(bench::selected(Some("pat_")));
     want.extend(["mandelbrot", "matmul"]);
     want.extend(bench::overhead::BENCHES);
+    want.extend(bench::transfer::BENCHES);
     assert_eq!(
         names, want,
-        "every pattern benchmark name contains `a`, two compute ones and the overhead rows"
+        "every pattern benchmark name contains `a`, two compute ones, the overhead and transfer rows"
     );
 }
 
