@@ -27,7 +27,7 @@ mod denoise;
 
 use crate::bench::builds::{self, two_builds, Build};
 use crate::bench::compute::INTERP_WORK_DIVISOR;
-use crate::bench::{BenchError, BenchResult, DEFAULT_SIZE};
+use crate::bench::{check_exact, BenchError, BenchResult, DEFAULT_SIZE};
 use rayon::prelude::*;
 use std::time::Instant;
 use strata::fields::{Field, Fields, Shape};
@@ -183,23 +183,8 @@ pub(crate) fn run(
                 *want = std::hint::black_box(rof_rayon(build, &f, n, LAMBDA, TAU, ITERS));
                 Ok(t.elapsed().as_secs_f64())
             },
-            |fast, want| {
-                // The same operations in the same order: the same bits.
-                match fast
-                    .iter()
-                    .zip(want)
-                    .position(|(a, b)| a.to_bits() != b.to_bits())
-                {
-                    None => Ok(()),
-                    Some(i) => Err(BenchError::WrongResult {
-                        bench: "rof_fused",
-                        detail: format!(
-                            "the AVX2+FMA baseline's pixel {i} is {}, the default build's {}",
-                            fast[i], want[i]
-                        ),
-                    }),
-                }
-            },
+            // The same operations in the same order: the same bits.
+            |fast, want| check_exact("rof_fused (the AVX2+FMA baseline)", fast, want),
         )?;
         avx2_s = avx2;
         let got = fused.expect("ran").to_vec()?;

@@ -69,8 +69,8 @@
 use crate::bench::builds::{self, two_builds, Build};
 use crate::bench::cuda::CudaBaseline;
 use crate::bench::{
-    check_close, check_exact, rayon_dot, rayon_saxpy, rayon_sum, rayon_vadd, BenchError,
-    BenchResult, SAXPY_A,
+    avx2_close, check_close, check_exact, rayon_dot, rayon_saxpy, rayon_sum, rayon_vadd,
+    BenchError, BenchResult, SAXPY_A,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -665,16 +665,4 @@ fn run_with(
         tuned: None,
     }
     .with_avx2(avx2_s))
-}
-
-/// Checks a reduction's AVX2+FMA baseline against its default build, within
-/// [`REDUCTION_TOLERANCE`](crate::bench::REDUCTION_TOLERANCE) (rayon adds the chunks' partials
-/// in an order that depends on the scheduling).
-fn avx2_close(bench: &'static str, fast: f32, want: f32) -> Result<(), BenchError> {
-    check_close(bench, fast, want)
-        .map(|_| ())
-        .map_err(|e| BenchError::WrongResult {
-            bench,
-            detail: format!("the AVX2+FMA baseline differs: {e}"),
-        })
 }
