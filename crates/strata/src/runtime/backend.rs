@@ -103,17 +103,20 @@ impl std::ops::Deref for HostData {
 /// read's length before the command runs, or the caller's own slice for a blocking read into
 /// it ([`crate::Queue::read_into`]), so that a backend writes the bytes in place and nothing
 /// copies them again after the read.
-pub(crate) struct HostOut {
-    buf: Option<Box<dyn OutBuf>>,
-    /// The caller's slice (see [`HostOut::borrowed`]), where `buf` is `None`.
-    into: Option<(*mut u8, usize)>,
+pub(crate) enum HostOut {
+    /// The vector the reader gets back.
+    Owned(Box<dyn OutBuf>),
+    /// The caller's slice (see [`HostOut::borrowed`]).
+    Borrowed { ptr: *mut u8, len: usize },
+    /// The vector, once taken out ([`HostOut::take`]).
+    Taken,
 }
 
 // SAFETY: the borrowed slice is written only while the command runs (`HostOut::borrowed`).
 unsafe impl Send for HostOut {}
 
 /// A typed vector that a read fills as bytes.
-trait OutBuf: Send {
+pub(crate) trait OutBuf: Send {
     fn bytes(&mut self) -> &mut [u8];
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
@@ -132,10 +135,7 @@ impl HostOut {
     pub(crate) fn new<T: crate::builder::Element>(len: usize) -> Arc<std::sync::Mutex<HostOut>> {
         // Zeroed by the allocator (fresh pages), not written here: the read writes it.
         let v: Vec<T> = bytemuck::zeroed_vec(len);
-        Arc::new(std::sync::Mutex::new(HostOut {
-            buf: Some(Box::new(v)),
-            into: None,
-        }))
+        Arc::new(std::sync::Mutex::new(HostOut::Owned(Box::new(v))))
     }
 
     /// The caller's `out` as the destination of a read of `out.len()` bytes.
@@ -144,19 +144,19 @@ impl HostOut {
     /// The command made with it must complete (its event) before `out`'s borrow ends; no
     /// backend writes the bytes after the command's event has completed.
     pub(crate) unsafe fn borrowed(out: &mut [u8]) -> Arc<std::sync::Mutex<HostOut>> {
-        Arc::new(std::sync::Mutex::new(HostOut {
-            buf: None,
-            into: Some((out.as_mut_ptr(), out.len())),
+        Arc::new(std::sync::Mutex::new(HostOut::Borrowed {
+            ptr: out.as_mut_ptr(),
+            len: out.len(),
         }))
     }
 
     /// The bytes the read fills: all of the destination (the read's length in bytes).
     pub(crate) fn bytes(&mut self) -> &mut [u8] {
-        match (&mut self.buf, self.into) {
-            (Some(b), _) => b.bytes(),
+        match self {
+            HostOut::Owned(b) => b.bytes(),
             // SAFETY: valid while the command runs (`HostOut::borrowed`).
-            (None, Some((ptr, len))) => unsafe { std::slice::from_raw_parts_mut(ptr, len) },
-            (None, None) => &mut [],
+            HostOut::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts_mut(*ptr, *len) },
+            HostOut::Taken => &mut [],
         }
     }
 
@@ -169,11 +169,17 @@ impl HostOut {
 
     /// The filled vector, taken out (once; `None` after).
     pub(crate) fn take<T: crate::builder::Element>(&mut self) -> Option<Vec<T>> {
-        self.buf.take().map(|b| {
-            *b.into_any()
-                .downcast::<Vec<T>>()
-                .expect("the read's own type")
-        })
+        match std::mem::replace(self, HostOut::Taken) {
+            HostOut::Owned(b) => Some(
+                *b.into_any()
+                    .downcast::<Vec<T>>()
+                    .expect("the read's own type"),
+            ),
+            other => {
+                *self = other;
+                None
+            }
+        }
     }
 }
 
