@@ -2665,10 +2665,11 @@ fn random_register_tiles_agree_with_the_interpreter() {
 /// The random kernels of [`random::Gen::new_32`] (32-bit values and `bool`s: divergent
 /// control flow, loops whose lanes leave at different iterations, gathers, shifts, integer
 /// division, casts, selects): every one has the eight-lane variant, which runs where the
-/// work-group's size in dimension 0 is a multiple of 8 (8, 16, 24, 64), but those (a few)
-/// with a loop whose lanes four lanes run together from their own starts, reading its loads
-/// as tiles; 4 and 12 run the four-lane variant and 2 the scalar code; each against the
-/// interpreter at the same launch, bit for bit.
+/// work-group's size in dimension 0 is a multiple of 8 (8, 16, 24, 64), but those with a
+/// loop whose lanes four lanes run together from their own starts, reading its loads as
+/// tiles (or, unrolled by hand, as rows of tiles: 37 of the 150 in all); 4 and 12 run the
+/// four-lane variant and 2 the scalar code; each against the interpreter at the same launch,
+/// bit for bit.
 #[test]
 fn random_kernels_of_32_bit_values_take_eight_lanes_and_agree_with_the_interpreter() {
     use random::{Gen, N};
@@ -2699,8 +2700,9 @@ fn random_kernels_of_32_bit_values_take_eight_lanes_and_agree_with_the_interpret
             );
         }
     }
+    // (At most 15 before the loops unrolled by hand kept four lanes too.)
     assert!(
-        four <= 15,
+        four <= 40,
         "{four} of 150 kernels without the eight-lane variant"
     );
 }
@@ -2786,6 +2788,42 @@ fn eight_lanes_take_one_region_kernels_of_32_bit_values() {
                 .iter()
                 .map(|v| v.to_bits())
                 .collect::<Vec<_>>()
+        };
+        assert_eq!(run(&cpu), run(&interp), "local {local}");
+    }
+    // The same with the chunk's loop unrolled by hand (a step of 16, sixteen loads of
+    // `x[i + j]`): four lanes read its loads as rows of tiles, eight would gather them (14.0
+    // against 2.6 ms for 2^24 `u32`, one thread; a step-1 loop for the rest of a chunk,
+    // which four lanes read as tiles, kept eight lanes off already); the last chunk is short
+    // (24 elements: one iteration, its last eight elements not read).
+    let unrolled = Kernel::build("unrolled", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let start = global_id(0) * 32u32;
+        let end = (start + 32u32).min(x.len());
+        let count = select(end.gt(start), end - start, 0u32);
+        let main_end = start + count / 16u32 * 16u32;
+        let acc = var(0u32);
+        for_step(start, main_end, 16u32, |i: Expr<u32>| {
+            for j in 0..16u32 {
+                acc.set(acc.get() * 3u32 + x.at(i + j));
+            }
+        });
+        out.set(global_id(0), acc.get());
+    })
+    .unwrap();
+    assert_eq!(unrolled.cpu_vector_variant(), Ok(()));
+    let why = unrolled.cpu_eight_lane_variant().unwrap_err();
+    assert!(why.contains("same iterations"), "{why}");
+    let xs: Vec<u32> = (0..760u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    for local in [8, 4, 3] {
+        let run = |q: &Queue| {
+            let x = Buffer::from_slice(q, &xs).unwrap();
+            let out = Buffer::<u32>::new(q.device(), 24).unwrap();
+            unrolled
+                .launch(q, NdRange::new(24).local(local), args![&x, &out])
+                .unwrap();
+            q.read(&out).unwrap()
         };
         assert_eq!(run(&cpu), run(&interp), "local {local}");
     }

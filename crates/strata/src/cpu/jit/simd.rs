@@ -158,8 +158,9 @@
 //!
 //! **Eight lanes** (issue 31, item 4). A kernel of one region (no barriers or collectives)
 //! whose values and expressions are all 32-bit integers, `f32`s or `bool`s, and without a
-//! loop whose lanes each walk their own stretch of a buffer (a chunked sum: four lanes read
-//! it as tiles, eight would gather it lane by lane, 7x slower) ([`wide_reason`]
+//! loop whose lanes each walk their own stretch of a buffer (a chunked sum, or one unrolled
+//! by hand: four lanes read it as tiles or rows of tiles, eight would gather it lane by lane,
+//! 5-7x slower) ([`wide_reason`]
 //! says why not) is also compiled with eight work-items per iteration, for launches whose
 //! work-group's size in dimension 0 is a multiple of eight (the first such launch compiles
 //! it; multiples of four only run the four-lane variant): every 32-bit value is two
@@ -402,7 +403,8 @@ fn in_memory(f: &Function, mem: Mem) -> bool {
 /// Why a kernel with a four-lane variant ([`scalar_reason`] `None`) has no eight-lane one
 /// (the first reason found, in words); `None` when it has one: one region (no barriers or
 /// collectives), no local or private arrays, no atomics, no loop that the four-lane code runs
-/// with its lanes together over tiles of their own stretches ([`Gen::vfor_tiled`]), and every
+/// with its lanes together over tiles of their own stretches ([`Gen::vfor_tiled`], or rows of
+/// tiles where the loop is unrolled by hand, [`Gen::vfor_rows`]), and every
 /// value and expression a 32-bit integer, an `f32` or a `bool`. (A parameter or private variable of another type that the kernel reads or
 /// writes gives a value or expression of its type; one it never touches costs nothing.)
 pub(super) fn wide_reason(f: &Function) -> Option<String> {
@@ -435,9 +437,11 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
     // [`Gen::vfor_tiled`]); eight lanes run it as a divergent loop, each half's loads lane
     // by lane under the mask. Measured (2-core AMD EPYC VM, 2026-11-28, idle): a sum of
     // chunks of 8,192 `f32` per work-item at 2^24, 11.6 ms in eight lanes against 1.7 in
-    // four (4.9 one work-item at a time). (A loop unrolled by hand, read as rows, runs well
-    // in eight lanes: the patterns' reductions, 1.4 against 7.3 ms. A striped loop runs
-    // together in eight lanes as in four.)
+    // four (4.9 one work-item at a time). So for a loop unrolled by hand whose loads the
+    // four-lane code reads as rows of tiles ([`Gen::vfor_rows`]): 16 loads of `x[i + j]` a
+    // step of 16, each work-item its own 32 `u32`s, 2^24 of them, one thread: 14.0 ms in
+    // eight lanes against 2.6 in four (2026-11-30). (A striped loop runs together in eight
+    // lanes as in four.)
     let c = counters(f);
     let mut proof = None;
     let mut together = false;
@@ -451,15 +455,15 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
             body,
         } = s
         {
-            if !together
-                && row_step(f, *step).is_none()
-                && own_starts(f, &c, *id, [*start, *end, *step], body)
-            {
+            if !together && own_starts(f, &c, *id, [*start, *end, *step], body) {
                 let proof = proof.get_or_insert_with(|| crate::ir::ranges::Proof::of(f));
                 // (A striped loop runs together in eight lanes too: its loads are
                 // consecutive, one vector per half.)
                 together = !striped_counter(f, &c, *var, *start)
-                    && !tile_loads(f, &c, proof, *var, body).is_empty();
+                    && match row_step(f, *step) {
+                        None => !tile_loads(f, &c, proof, *var, body).is_empty(),
+                        Some(k) => !tile_rows(f, &c, proof, *var, k, body).is_empty(),
+                    };
             }
         }
     });
