@@ -4157,16 +4157,21 @@ fn tiled_chunk_loops_fault_as_on_the_interpreter() {
         let k = Kernel::build("tiled_past", |k| {
             let x = k.read::<f32>("x");
             let sums = k.write::<f32>("sums");
+            // With the collective, the chunks end at a parameter (the buffer's length):
+            // the load one past is then proven where `n + 1 <= len(x)`, which fails at run
+            // time (a load one past `len(x)` is never proven: a kernel with barriers and
+            // such a load in a loop keeps the scalar code, one work-item at a time).
+            let n = if synced {
+                k.scalar::<u32>("n")
+            } else {
+                x.len()
+            };
             let acc = var_named("acc", 0.0f32);
-            let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
+            let chunk = (n + global_size(0) - 1u32) / global_size(0);
             let start = global_id(0) * chunk;
-            for_range(
-                start.min(x.len()),
-                (start + chunk).min(x.len()),
-                |i: Expr<u32>| {
-                    acc.set(acc.get() + x.at(i) * x.at(i + 1u32));
-                },
-            );
+            for_range(start.min(n), (start + chunk).min(n), |i: Expr<u32>| {
+                acc.set(acc.get() + x.at(i) * x.at(i + 1u32));
+            });
             sums.set(global_id(0), acc.get());
             if synced {
                 k.gather_add(acc.get());
@@ -4190,11 +4195,11 @@ fn tiled_chunk_loops_fault_as_on_the_interpreter() {
             let fail = |q: &Queue| {
                 let x = Buffer::from_slice(q, &vec![1.0f32; n]).unwrap();
                 let sums = Buffer::<f32>::new(q.device(), 64).unwrap();
-                k.launch(
-                    q,
-                    NdRange::new(64 / local * local).local(local),
-                    args![&x, &sums],
-                )
+                let range = NdRange::new(64 / local * local).local(local);
+                match synced {
+                    true => k.launch(q, range, args![&x, &sums, n as u32]),
+                    false => k.launch(q, range, args![&x, &sums]),
+                }
                 .unwrap_err()
             };
             let want = fail(&interp);

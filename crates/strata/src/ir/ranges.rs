@@ -786,8 +786,11 @@ impl Analysis<'_> {
             // counter below a `u32` end, say: its tests pass only for buffers of 2^31
             // elements and more, and fail everywhere else, where they would take the fast
             // copy of a whole block away from the accesses they do not concern, the
-            // patterns' reduce and scan passes 3x slower on `cpu`.)
-            if wraps && offset > i32::MAX as i64 {
+            // patterns' reduce and scan passes 3x slower on `cpu`. So does a constant bound
+            // that large, an index type's maximum where nothing else bounds the index: a
+            // loop's loads at `i + 15` below `min(start + 32, len(x))`, the whole region of a
+            // kernel with a barrier one work-item at a time under masks, 6x slower.)
+            if (wraps || b.terms.is_empty()) && offset > i32::MAX as i64 {
                 continue;
             }
             let p = Precondition {
@@ -1493,14 +1496,15 @@ mod tests {
         .unwrap();
         assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
         // `i + 1` under `i < len(a)` is one past the end for the last work-item (unless the
-        // buffer had 2^32 elements).
+        // buffer had 2^32 elements: no precondition, as no buffer below 2^31 elements would
+        // pass it, `a_type_maximum_is_no_precondition`).
         let k = Kernel::build("m", |k| {
             let a = k.read_write::<u32>("a");
             let i = global_id(0);
             if_(i.lt(a.len()), || a.set(i + 1u32, 1u32));
         })
         .unwrap();
-        assert_eq!(verdict_of(&k, "a"), needs(&k, &[], 1 << 32, "a"));
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
     }
 
     #[test]
@@ -1617,6 +1621,58 @@ mod tests {
         assert_eq!(
             Analysis::bounds_verdict(vec![huge()], Limit::Len(a)),
             Verdict::Unproven
+        );
+    }
+
+    /// A constant bound at an index type's maximum (nothing else bounds the index) is no
+    /// precondition either: `2^32 <= len(x)` fails for every buffer below 2^32 elements. A
+    /// work-item's loop over its own 32 elements, unrolled by 16, below `min(start + 32,
+    /// len(x))`: its loads at `i + 15` are unproven (each tested), not proven if `x` has
+    /// 2^32 elements.
+    #[test]
+    fn a_type_maximum_is_no_precondition() {
+        let k = Kernel::build("chunks", |k| {
+            let x = k.read::<u32>("x");
+            let out = k.write::<u32>("out");
+            let start = global_id(0) * 32u32;
+            let end = (start + 32u32).min(x.len());
+            let count = select(end.gt(start), end - start, 0u32);
+            let total = var(0u32);
+            for_step(
+                start,
+                start + count / 16u32 * 16u32,
+                16u32,
+                |i: crate::builder::Expr<u32>| {
+                    total.set(total.get() + x.at(i + 15u32));
+                },
+            );
+            out.set(global_id(0), total.get());
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "x"), Verdict::Unproven);
+        let x = ParamId::new(0);
+        let max = Bound {
+            terms: vec![],
+            c: u32::MAX as i128,
+            wraps: false,
+        };
+        assert_eq!(
+            Analysis::bounds_verdict(vec![max], Limit::Len(x)),
+            Verdict::Unproven
+        );
+        // Below 2^31 a constant still is one (a buffer of at least that many elements).
+        let small = Bound {
+            terms: vec![],
+            c: 1 << 20,
+            wraps: false,
+        };
+        assert_eq!(
+            Analysis::bounds_verdict(vec![small], Limit::Len(x)),
+            Verdict::ProvenIf(vec![Precondition {
+                terms: vec![],
+                offset: (1 << 20) + 1,
+                limit: Limit::Len(x),
+            }])
         );
     }
 
