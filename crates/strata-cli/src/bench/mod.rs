@@ -1,12 +1,13 @@
-//! Benchmarks: four memory-bound kernels run on a device with strata and beside a hand-written
+//! Benchmarks: five memory-bound kernels run on a device with strata and beside a hand-written
 //! Rust baseline (rayon) on the same host, in the same run. This is what `strata bench` runs.
 //!
-//! | bench   | computation              | bytes moved |
-//! |---------|--------------------------|-------------|
-//! | `vadd`  | `c[i] = a[i] + b[i]`     | `3 * 4 * n` |
-//! | `saxpy` | `y[i] = a * x[i] + y[i]` | `3 * 4 * n` |
-//! | `dot`   | `sum of x[i] * y[i]`     | `2 * 4 * n` |
-//! | `sum`   | `sum of x[i]`            | `4 * n`     |
+//! | bench          | computation                                          | bytes moved |
+//! |----------------|------------------------------------------------------|-------------|
+//! | `vadd`         | `c[i] = a[i] + b[i]`                                 | `3 * 4 * n` |
+//! | `saxpy`        | `y[i] = a * x[i] + y[i]`                             | `3 * 4 * n` |
+//! | `dot`          | `sum of x[i] * y[i]`                                 | `2 * 4 * n` |
+//! | `sum`          | `sum of x[i]`                                        | `4 * n`     |
+//! | `sum_unrolled` | `sum of x[i]`, written as CPU code is (below)        | `4 * n`     |
 //!
 //! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
 //! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
@@ -68,6 +69,15 @@
 //! backend, which runs eight work-items side by side in SIMD lanes, gives each work-group of
 //! [`CPU_STRIPED_GROUP`] one contiguous stretch that its work-items read side by side, and
 //! adds the work-items' partials on the host.
+//!
+//! `sum_unrolled` is the same sum in one kernel on every device, written the way OpenCL code
+//! for CPUs often is: each work-item adds its own contiguous chunk in a loop unrolled by hand
+//! by 16 (sixteen loads of `x[i + j]` a step, the chunk's last elements one at a time), the
+//! work-group adds its work-items' sums with
+//! [`group_reduce_add`](strata::builder::group_reduce_add), and the host the groups'
+//! partials; work-groups of at most [`CPU_REDUCE_GROUP`], at most [`REDUCE_GROUPS_PER_UNIT`]
+//! per compute unit (as [`ReduceLayout::Chunk`]). It measures what such a kernel gets, not a
+//! layout chosen for the device (on a GPU a chunk per work-item is not coalesced).
 
 pub mod blas;
 pub mod builds;
@@ -89,7 +99,7 @@ use strata::prelude::*;
 use strata::{BackendKind, Error, Gathered};
 
 /// The benchmarks, in the order they run.
-pub const BENCHES: [&str; 4] = ["vadd", "saxpy", "dot", "sum"];
+pub const BENCHES: [&str; 5] = ["vadd", "saxpy", "dot", "sum", "sum_unrolled"];
 
 /// The default problem size: 2^24 elements.
 pub const DEFAULT_SIZE: usize = 1 << 24;
@@ -419,6 +429,9 @@ pub fn run_rows(
                 "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps, cuda)?,
                 "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps, cuda)?,
                 "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
+                "sum_unrolled" => {
+                    bench_reduce(&queue, Reduction::SumUnrolled, &x, &y, opts.reps, cuda)?
+                }
                 // The SGEMM benchmarks (`sgemm*`): src/blas/bench.rs.
                 sgemm if crate::bench::blas::config(sgemm).is_some() => {
                     gemm.run(&queue, sgemm, cuda, opts.reps)?
@@ -1030,6 +1043,8 @@ fn bench_saxpy(
 enum Reduction {
     Dot,
     Sum,
+    /// `sum` as a chunk per work-item unrolled by hand, a group reduction, partials per group.
+    SumUnrolled,
 }
 
 impl Reduction {
@@ -1037,6 +1052,7 @@ impl Reduction {
         match self {
             Reduction::Dot => "dot",
             Reduction::Sum => "sum",
+            Reduction::SumUnrolled => "sum_unrolled",
         }
     }
 }
@@ -1141,18 +1157,36 @@ fn bench_reduce(
 ) -> Result<BenchResult, BenchError> {
     let n = x.len();
     let name = which.name();
-    let layout = ReduceLayout::of(q.device().info());
+    let unrolled = which == Reduction::SumUnrolled;
+    let layout = match unrolled {
+        true => ReduceLayout::Chunk,
+        false => ReduceLayout::of(q.device().info()),
+    };
     let k = Kernel::build(&format!("bench_{name}"), |k| {
         let x = k.read::<f32>("x");
         let y = (which == Reduction::Dot).then(|| k.read::<f32>("y"));
-        // Striped: one partial per work-item, added on the host (a kernel of one region).
-        let partials = (layout == ReduceLayout::Striped).then(|| k.write::<f32>("partials"));
+        // Striped: one partial per work-item, added on the host (a kernel of one region);
+        // unrolled: one per work-group.
+        let partials =
+            (layout == ReduceLayout::Striped || unrolled).then(|| k.write::<f32>("partials"));
         let acc = var(0.0f32);
         let add = |i: Expr<u32>| match y {
             Some(y) => acc.set(acc.get() + x.at(i) * y.at(i)),
             None => acc.set(acc.get() + x.at(i)),
         };
         match layout {
+            ReduceLayout::Chunk if unrolled => {
+                let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
+                let start = (global_id(0) * chunk).min(x.len());
+                let end = (start + chunk).min(x.len());
+                let main_end = start + (end - start) / 16u32 * 16u32;
+                for_step(start, main_end, 16u32, |i: Expr<u32>| {
+                    for j in 0..16u32 {
+                        add(i + j);
+                    }
+                });
+                for_range(main_end, end, add);
+            }
             ReduceLayout::Chunk => {
                 let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
                 let start = global_id(0) * chunk;
@@ -1173,6 +1207,10 @@ fn bench_reduce(
             }
         }
         match partials {
+            Some(p) if unrolled => {
+                let total = group_reduce_add(acc.get());
+                if_(local_id(0).eq(0u32), || p.set(group_id(0), total));
+            }
             Some(p) => p.set(global_id(0), acc.get()),
             None => {
                 k.gather_add(acc.get());
@@ -1190,6 +1228,7 @@ fn bench_reduce(
     let xb = Buffer::from_slice(q, x)?;
     let yb = Buffer::from_slice(q, y)?;
     let pb = match layout {
+        _ if unrolled => Some(Buffer::<f32>::new(q, groups)?),
         ReduceLayout::Striped => Some(Buffer::<f32>::new(q, range.global_size()[0])?),
         _ => None,
     };
@@ -1197,7 +1236,7 @@ fn bench_reduce(
     let baseline = |build| -> f32 {
         match which {
             Reduction::Dot => rayon_dot(build, x, y),
-            Reduction::Sum => rayon_sum(build, x),
+            Reduction::Sum | Reduction::SumUnrolled => rayon_sum(build, x),
         }
     };
     // strata's sums, checked against the baseline's after the runs.
@@ -1210,14 +1249,18 @@ fn bench_reduce(
                 Some(pb) => {
                     match which {
                         Reduction::Dot => k.launch(q, range, args![&xb, &yb, pb])?,
-                        Reduction::Sum => k.launch(q, range, args![&xb, pb])?,
+                        Reduction::Sum | Reduction::SumUnrolled => {
+                            k.launch(q, range, args![&xb, pb])?
+                        }
                     };
                     q.read(pb)?.iter().sum::<f32>()
                 }
                 None => {
                     let run = match which {
                         Reduction::Dot => k.enqueue(q, range, args![&xb, &yb], &[])?,
-                        Reduction::Sum => k.enqueue(q, range, args![&xb], &[])?,
+                        Reduction::Sum | Reduction::SumUnrolled => {
+                            k.enqueue(q, range, args![&xb], &[])?
+                        }
                     };
                     let total: Gathered<f32> = run.gather::<f32>(0)?;
                     total.get()?
