@@ -11,8 +11,8 @@
 //!
 //! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
 //! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
-//! Where strata runs beside a rayon baseline (`vadd`, `saxpy`, `dot`, `sum`, `mandelbrot`,
-//! `nbody`, `matmul`, `rof_*`), the sides take turns: one repetition of strata, then one of each
+//! Where strata runs beside a rayon baseline (`vadd`, `saxpy`, `dot`, `sum`, `sum_unrolled`,
+//! `mandelbrot`, `nbody`, `matmul`, `rof_*`, the pattern rows), the sides take turns: one repetition of strata, then one of each
 //! baseline build, round after round (`builds::alternating`), so that a change in the
 //! machine's state during the run falls on both sides of the ratio.
 //!
@@ -73,8 +73,7 @@
 //! `sum_unrolled` is the same sum in one kernel on every device, written the way OpenCL code
 //! for CPUs often is: each work-item adds its own contiguous chunk in a loop unrolled by hand
 //! by 16 (sixteen loads of `x[i + j]` a step, the chunk's last elements one at a time), the
-//! work-group adds its work-items' sums with
-//! [`group_reduce_add`](strata::builder::group_reduce_add), and the host the groups'
+//! work-group adds its work-items' sums with [`group_reduce_add`], and the host the groups'
 //! partials; work-groups of at most [`CPU_REDUCE_GROUP`], at most [`REDUCE_GROUPS_PER_UNIT`]
 //! per compute unit (as [`ReduceLayout::Chunk`]). It measures what such a kernel gets, not a
 //! layout chosen for the device (on a GPU a chunk per work-item is not coalesced).

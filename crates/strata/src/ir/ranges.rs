@@ -787,9 +787,9 @@ impl Analysis<'_> {
             // elements and more, and fail everywhere else, where they would take the fast
             // copy of a whole block away from the accesses they do not concern, the
             // patterns' reduce and scan passes 3x slower on `cpu`. So does a constant bound
-            // that large, an index type's maximum where nothing else bounds the index: a
-            // loop's loads at `i + 15` below `min(start + 32, len(x))`, the whole region of a
-            // kernel with a barrier one work-item at a time under masks, 6x slower.)
+            // that large, an index type's maximum where nothing else bounds the index (a
+            // loop's loads at `i + 15` below `min(start + 32, len(x))`): the whole region of
+            // a kernel with a barrier ran under masks, its loads lane by lane, 5x slower.)
             if (wraps || b.terms.is_empty()) && offset > i32::MAX as i64 {
                 continue;
             }
