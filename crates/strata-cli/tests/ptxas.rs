@@ -39,6 +39,7 @@ const BUDGETS: &[(&str, u32, u32)] = &[
     ("bench/bench_nbody", 40, 0), // sm_90 40, sm_80 32
     ("bench/bench_saxpy", 16, 0), // sm_90 10, sm_80 10
     ("bench/bench_sum", 32, 0), // sm_90 32, sm_80 32
+    ("bench/bench_sum_unrolled", 32, 0), // sm_90 32, sm_80 32
     ("bench/bench_vadd", 16, 0), // sm_90 12, sm_80 12
     ("bench/empty", 16, 0), // sm_90 10, sm_80 8
     ("bench/field_add", 16, 0), // sm_90 12, sm_80 12
