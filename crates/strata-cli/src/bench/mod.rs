@@ -12,9 +12,10 @@
 //! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
 //! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
 //! Where strata runs beside a rayon baseline (`vadd`, `saxpy`, `dot`, `sum`, `sum_unrolled`,
-//! `mandelbrot`, `nbody`, `matmul`, `rof_*`, the pattern rows), the sides take turns: one repetition of strata, then one of each
-//! baseline build, round after round (`builds::alternating`), so that a change in the
-//! machine's state during the run falls on both sides of the ratio.
+//! `mandelbrot`, `nbody`, `matmul`, `rof_*`, the pattern rows), the sides take turns: one
+//! repetition of strata, then one of each baseline build, round after round
+//! (`builds::alternating`), so that a change in the machine's state during the run falls on
+//! both sides of the ratio.
 //!
 //! `strata bench` also runs the pattern benchmarks (`pat_*`, [`crate::bench::patterns`]) and
 //! the compute-bound SGEMM benchmarks (`sgemm*`, [`crate::bench::blas`]: square matrices whose

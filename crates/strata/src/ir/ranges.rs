@@ -1496,7 +1496,7 @@ mod tests {
         .unwrap();
         assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
         // `i + 1` under `i < len(a)` is one past the end for the last work-item (unless the
-        // buffer had 2^32 elements: no precondition, as no buffer below 2^31 elements would
+        // buffer had 2^32 elements: no precondition, as no buffer below 2^32 elements would
         // pass it, `a_type_maximum_is_no_precondition`).
         let k = Kernel::build("m", |k| {
             let a = k.read_write::<u32>("a");
