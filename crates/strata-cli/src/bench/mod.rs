@@ -897,6 +897,26 @@ fn result(
     range: NdRange,
     bytes: u64,
     strata_s: f64,
+    baseline: (&'static str, f64),
+    rel_error: f64,
+) -> BenchResult {
+    BenchResult {
+        local_size: range.local_size().map_or(0, |l| l[0]),
+        groups: range.group_count(),
+        ..row(queue, bench, n, reps, bytes, strata_s, baseline, rel_error)
+    }
+}
+
+/// A row's result without a launch to describe (`local_size` and `groups` 0: a transfer; the
+/// overhead rows set their own), no FLOPs, no AVX2 build, no compile times.
+#[allow(clippy::too_many_arguments)]
+fn row(
+    queue: &Queue,
+    bench: &'static str,
+    n: usize,
+    reps: usize,
+    bytes: u64,
+    strata_s: f64,
     (baseline, baseline_s): (&'static str, f64),
     rel_error: f64,
 ) -> BenchResult {
@@ -905,8 +925,8 @@ fn result(
         device: queue.device().spec(),
         n,
         reps,
-        local_size: range.local_size().map_or(0, |l| l[0]),
-        groups: range.group_count(),
+        local_size: 0,
+        groups: 0,
         bytes,
         flops: 0,
         strata_s,

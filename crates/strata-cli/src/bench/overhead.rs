@@ -114,27 +114,21 @@ fn run_launch(
         }
         Ok(())
     })?;
+    // Like every overhead row: the size option is ignored, n is 1 (the work-groups are in
+    // `groups`).
     Ok(BenchResult {
-        bench: name,
-        device: queue.device().spec(),
-        // Like every overhead row: the size option is ignored, n is 1 (the work-groups are
-        // in `groups`).
-        n: 1,
-        reps,
         local_size: 1,
         groups,
-        bytes: 0,
-        flops: 0,
-        strata_s,
-        baseline: "rayon",
-        baseline_s,
-        ratio: strata_s / baseline_s,
-        avx2_s: None,
-        ratio_avx2: None,
-        rel_error: 0.0,
-        compile_s: None,
-        compile_cached_s: None,
-        tuned: None,
+        ..super::row(
+            queue,
+            name,
+            1,
+            reps,
+            0,
+            strata_s,
+            ("rayon", baseline_s),
+            0.0,
+        )
     })
 }
 
@@ -197,24 +191,18 @@ pub fn run(name: &'static str, queue: &Queue, reps: usize) -> Result<BenchResult
     };
     let st = ex.staging();
     Ok(BenchResult {
-        bench: name,
-        device: queue.device().spec(),
-        n: 1,
-        reps,
         local_size: st.group_size as usize,
         groups: 1,
-        bytes: 0,
-        flops: 0,
-        strata_s,
-        baseline: "launch",
-        baseline_s,
-        ratio: strata_s / baseline_s,
-        avx2_s: None,
-        ratio_avx2: None,
-        rel_error: 0.0,
-        compile_s: None,
-        compile_cached_s: None,
-        tuned: None,
+        ..super::row(
+            queue,
+            name,
+            1,
+            reps,
+            0,
+            strata_s,
+            ("launch", baseline_s),
+            0.0,
+        )
     })
 }
 

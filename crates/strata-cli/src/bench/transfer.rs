@@ -104,24 +104,14 @@ pub fn run(
             )))
         }
     };
-    Ok(BenchResult {
-        bench: name,
-        device: queue.device().spec(),
+    Ok(super::row(
+        queue,
+        name,
         n,
         reps,
-        local_size: 0,
-        groups: 0,
-        bytes: 4 * n as u64,
-        flops: 0,
+        4 * n as u64,
         strata_s,
-        baseline: "memcpy",
-        baseline_s,
-        ratio: strata_s / baseline_s,
-        avx2_s: None,
-        ratio_avx2: None,
-        rel_error: 0.0,
-        compile_s: None,
-        compile_cached_s: None,
-        tuned: None,
-    })
+        ("memcpy", baseline_s),
+        0.0,
+    ))
 }
