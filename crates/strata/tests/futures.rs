@@ -13,7 +13,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use strata::patterns::{AsyncVec, DeviceVec, Exec, View};
 use strata::prelude::*;
-use strata::{BackendKind, Error, PendingRead, Run};
+use strata::{Error, PendingRead, Run};
 
 /// A waker that counts its wakes and lets the executor sleep until the next one.
 #[derive(Default)]
@@ -74,52 +74,15 @@ fn block_on<F: Future>(f: F) -> (F::Output, Polls) {
     }
 }
 
-fn required(what: &str) -> bool {
-    std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == what))
-}
+#[path = "common/queued.rs"]
+mod queued;
 
-/// `cpu`, `interp` and every OpenCL device (required when `STRATA_REQUIRE` names `opencl`).
-fn devices() -> Vec<Device> {
-    let all: Vec<Device> = strata::devices()
-        .into_iter()
-        .filter(|d| d.info().backend != BackendKind::Cuda)
-        .collect();
-    if !all.iter().any(|d| d.info().backend == BackendKind::OpenCl) {
-        assert!(
-            !required("opencl"),
-            "STRATA_REQUIRE names opencl, but no OpenCL device is listed"
-        );
-        eprintln!("no OpenCL device: futures checked on the CPU backends only");
-    }
-    all
-}
-
-/// A kernel that keeps each work-item busy for `n` iterations, then writes `x[i] = i + 1`.
-fn spin() -> Kernel {
-    Kernel::build("futures_spin", |k| {
-        let n = k.scalar::<u32>("n");
-        let x = k.write::<u32>("x");
-        let i = global_id(0);
-        let acc = var::<u32>(i);
-        for_range(0u32, n, |j| acc.set(acc.get() * 1_664_525u32 + j));
-        if_(i.lt(x.len()), || {
-            x.set(i, select(acc.get().eq(0xffff_ffffu32), acc.get(), i + 1u32))
-        });
-    })
-    .unwrap()
-}
+use queued::{devices, spin};
 
 /// Iterations that keep `device` busy for a while (the interpreter is slower), under the
-/// driver's loop limit where it has one (lavapipe ends loops after 65,535 iterations, and
-/// strata reports that as a fault).
+/// driver's loop limit where it has one.
 fn busy(device: &Device) -> u32 {
-    if device.spec().starts_with("interp") {
-        4_000
-    } else if let Some(limit) = device.info().loop_iteration_limit {
-        (limit / 2) as u32
-    } else {
-        2_000_000
-    }
+    queued::busy(device, 4_000, 2_000_000)
 }
 
 #[test]
@@ -133,8 +96,8 @@ fn handles_are_send() {
 
 #[test]
 fn each_handle_awaits_on_every_device() {
-    let spin = spin();
-    for device in devices() {
+    let spin = spin("futures_spin");
+    for device in devices("futures") {
         let name = device.spec();
         let q = Queue::new(&device).unwrap();
         let n = 256;
@@ -181,8 +144,8 @@ fn each_handle_awaits_on_every_device() {
 
 #[test]
 fn a_failed_command_fails_its_future_and_those_after() {
-    let spin = spin();
-    for device in devices() {
+    let spin = spin("futures_spin");
+    for device in devices("futures") {
         let name = device.spec();
         let q = Queue::new(&device).unwrap();
         let x = Buffer::<u32>::new(&q, 256).unwrap();
@@ -231,7 +194,7 @@ fn an_awaited_launch_reports_an_access_out_of_bounds() {
         out.set(i, x.at(j) + 1u32);
     })
     .unwrap();
-    for device in devices() {
+    for device in devices("futures") {
         let q = Queue::new(&device).unwrap();
         let x = Buffer::from_slice(&q, &[7u32; 16]).unwrap();
         let out = Buffer::<u32>::new(&q, 16).unwrap();

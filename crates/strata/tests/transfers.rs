@@ -7,59 +7,21 @@
 //! failed command they still run in the queue's order (their error naming the failure).
 
 use strata::prelude::*;
-use strata::BackendKind;
 
-fn required(what: &str) -> bool {
-    std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == what))
-}
+#[path = "common/queued.rs"]
+mod queued;
 
-/// Every device but CUDA's, which `gpu_backends` covers where there is one (OpenCL required
-/// when `STRATA_REQUIRE` names it).
-fn devices() -> Vec<Device> {
-    let all: Vec<Device> = strata::devices()
-        .into_iter()
-        .filter(|d| d.info().backend != BackendKind::Cuda)
-        .collect();
-    if !all.iter().any(|d| d.info().backend == BackendKind::OpenCl) {
-        assert!(
-            !required("opencl"),
-            "STRATA_REQUIRE names opencl, but no OpenCL device is listed"
-        );
-        eprintln!("no OpenCL device: transfers checked on the others only");
-    }
-    all
-}
-
-/// A kernel that keeps each work-item busy for `n` iterations, then writes `x[i] = i + 1`.
-fn spin() -> Kernel {
-    Kernel::build("transfers_spin", |k| {
-        let n = k.scalar::<u32>("n");
-        let x = k.write::<u32>("x");
-        let i = global_id(0);
-        let acc = var::<u32>(i);
-        for_range(0u32, n, |j| acc.set(acc.get() * 1_664_525u32 + j));
-        if_(i.lt(x.len()), || {
-            x.set(i, select(acc.get().eq(0xffff_ffffu32), acc.get(), i + 1u32))
-        });
-    })
-    .unwrap()
-}
+use queued::{devices, spin};
 
 /// Iterations that keep `device` busy for a while, under a driver's loop limit.
 fn busy(device: &Device) -> u32 {
-    if device.spec().starts_with("interp") {
-        2_000
-    } else if let Some(limit) = device.info().loop_iteration_limit {
-        (limit / 2) as u32
-    } else {
-        200_000
-    }
+    queued::busy(device, 2_000, 200_000)
 }
 
 #[test]
 fn blocking_transfers_come_after_the_queued_kernel_and_copy_the_callers_data() {
-    let k = spin();
-    for d in devices() {
+    let k = spin("transfers_spin");
+    for d in devices("transfers") {
         let q = Queue::new(&d).unwrap();
         let n = 4096usize;
         let x = Buffer::<u32>::new(&d, n).unwrap();
@@ -124,7 +86,7 @@ fn round_trip<T: strata::builder::Element + PartialEq + std::fmt::Debug>(q: &Que
 
 #[test]
 fn every_element_type_arrives_whole() {
-    for d in devices() {
+    for d in devices("transfers") {
         let q = Queue::new(&d).unwrap();
         // Odd lengths, so that no byte count is a multiple of eight.
         let bytes: Vec<u8> = (0..1001u32).map(|i| (i * 37 % 251) as u8).collect();
