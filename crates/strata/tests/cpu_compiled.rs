@@ -5048,6 +5048,104 @@ int_atomics_test!(inline_atomics_on_u32_agree_with_the_interpreter, u32);
 int_atomics_test!(inline_atomics_on_i64_agree_with_the_interpreter, i64);
 int_atomics_test!(inline_atomics_on_u64_agree_with_the_interpreter, u64);
 
+/// Atomics on buffers that no work-item reads (a histogram's bins: add and subtract, and, or,
+/// xor, min, max, each on a buffer of its own, with unused old values, some under a divergent
+/// `if`), which a launch with at least four work-items per element keeps per thread
+/// (`cpu/jit/privatize.rs`: plain updates of a copy filled with the operation's identity,
+/// merged into the buffer when the thread is done): against the interpreter bit for bit,
+/// from buffers that do not start at the identity, with 64 bins (kept) and 2048 (too few
+/// work-items per bin: atomic), in work-groups of 64 and 8 (the vector variant, lanes one by
+/// one) and 3 (one work-item at a time), twice each (the copies of the first launch reused);
+/// an out-of-bounds atomic on a kept buffer is the interpreter's error.
+macro_rules! kept_atomics_test {
+    ($name:ident, $t:ty) => {
+        #[test]
+        fn $name() {
+            let (cpu, interp) = queues();
+            let k = Kernel::build("bins", |k| {
+                let x = k.read::<$t>("x");
+                let add = k.read_write::<$t>("add");
+                let and = k.read_write::<$t>("and");
+                let or = k.read_write::<$t>("or");
+                let xor = k.read_write::<$t>("xor");
+                let min = k.read_write::<$t>("min");
+                let max = k.read_write::<$t>("max");
+                let bins = k.scalar::<u32>("bins");
+                let bad = k.scalar::<u32>("bad");
+                let i = global_id(0);
+                if_(i.lt(x.len()), || {
+                    let v = x.at(i);
+                    let b = (v.cast::<u32>() >> 7u32) % bins;
+                    let over = select(i.eq(bad), add.len(), lit(0u32));
+                    add.atomic_add(b + over, v);
+                    add.atomic_sub((b + 1u32) % bins, v >> (3 as $t));
+                    and.atomic_and(b, v);
+                    or.atomic_or(b, v);
+                    xor.atomic_xor(b, v);
+                    min.atomic_min(b, v);
+                    max.atomic_max(b, v);
+                    if_((v.cast::<u32>() & 3u32).eq(0u32), || {
+                        add.atomic_add(b, v);
+                        min.atomic_min((b + 2u32) % bins, v);
+                    });
+                });
+            })
+            .unwrap();
+            let n = 4096usize;
+            let xs: Vec<$t> = (0..n as u64).map(|i| spread(i) as $t).collect();
+            let run = |q: &Queue, bins: usize, local: usize, bad: u32| {
+                let x = Buffer::from_slice(q, &xs).unwrap();
+                let hs: Vec<Buffer<$t>> = (0..6u64)
+                    .map(|j| {
+                        let init: Vec<$t> = (0..bins as u64)
+                            .map(|b| spread(b + 7919 * j) as $t)
+                            .collect();
+                        Buffer::from_slice(q, &init).unwrap()
+                    })
+                    .collect();
+                k.launch(
+                    q,
+                    NdRange::covering(n, local),
+                    args![
+                        &x,
+                        &hs[0],
+                        &hs[1],
+                        &hs[2],
+                        &hs[3],
+                        &hs[4],
+                        &hs[5],
+                        bins as u32,
+                        bad
+                    ],
+                )
+                .map(|_| hs.iter().map(|h| q.read(h).unwrap()).collect::<Vec<_>>())
+            };
+            for bins in [64, 2048] {
+                for local in [64, 8, 3] {
+                    let want = run(&interp, bins, local, u32::MAX).unwrap();
+                    for _ in 0..2 {
+                        let got = run(&cpu, bins, local, u32::MAX).unwrap();
+                        assert!(got == want, "{bins} bins, local {local}");
+                    }
+                    let want = run(&interp, bins, local, 100).unwrap_err();
+                    assert!(matches!(want, Error::OutOfBounds { .. }), "{want}");
+                    let got = run(&cpu, bins, local, 100).unwrap_err();
+                    assert_eq!(
+                        got.to_string(),
+                        want.to_string(),
+                        "{bins} bins, local {local}"
+                    );
+                }
+            }
+        }
+    };
+}
+kept_atomics_test!(kept_atomics_on_i32_agree_with_the_interpreter, i32);
+kept_atomics_test!(kept_atomics_on_u32_agree_with_the_interpreter, u32);
+kept_atomics_test!(kept_atomics_on_i64_agree_with_the_interpreter, i64);
+kept_atomics_test!(kept_atomics_on_u64_agree_with_the_interpreter, u64);
+
+
 /// Atomics on a buffer in a kernel with barriers (the look-back scan's shape: a tile number
 /// taken by work-item 0 and shared through local memory, status words exchanged and read),
 /// which the vector variant runs lane by lane in its regions (only local atomics keep such a

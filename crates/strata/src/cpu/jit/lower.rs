@@ -27,7 +27,10 @@
 //! value is unused, a `cmpxchg` loop for min and max) or `atomic_cas`, a float add a loop of
 //! `fadd` and `atomic_cas` on the bits; on local memory, which only its work-group's thread
 //! ever touches, a plain load, operation and store. Float min and max still call
-//! [`super::helpers::atomic`] (`Num::min_`'s NaN and signed-zero rules).
+//! [`super::helpers::atomic`] (`Num::min_`'s NaN and signed-zero rules). On a buffer that no
+//! work-item reads ([`super::privatize`]: a histogram's bins), both, behind a test of the
+//! launch's bit for it ([`Gen::on_kept`]): the plain operation where the launch gave each
+//! thread a copy of the buffer.
 //!
 //! **Bounds.** An access [`crate::ir::ranges`] proves in bounds has no test. A loop (not
 //! inside another such one) with accesses proven under preconditions on the launch's
@@ -1477,6 +1480,74 @@ impl<'a, 'b> Gen<'a, 'b> {
         Some(self.b.ins().atomic_rmw(ty, flags, rmw, a, v))
     }
 
+    /// The buffer parameter behind `mem` where a launch may keep it per thread
+    /// ([`super::privatize`]).
+    pub(super) fn kept(&self, mem: Mem) -> Option<crate::ir::ParamId> {
+        match mem {
+            Mem::Buffer(p) => self.plan.private.iter().any(|x| x.param == p).then_some(p),
+            _ => None,
+        }
+    }
+
+    /// Code for a buffer a launch may keep per thread: branches on the launch's bit for `p`
+    /// in [`Env::private`](super::Env) to `emit(self, true)` (the buffer is the worker's own
+    /// copy: plain loads and stores) or `emit(self, false)` (atomics); returns what the one
+    /// that ran returns (values of types `tys`).
+    pub(super) fn on_kept(
+        &mut self,
+        p: crate::ir::ParamId,
+        tys: &[cl::Type],
+        emit: &mut dyn FnMut(&mut Self, bool) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let bits = self
+            .b
+            .ins()
+            .load(types::I32, TABLE, self.env, offset_of!(Env, private) as i32);
+        let bit = self.b.ins().band_imm(bits, 1i64 << p.index());
+        let (plain, locked, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let out: Vec<Value> = tys
+            .iter()
+            .map(|&t| self.b.append_block_param(join, t))
+            .collect();
+        self.b.ins().brif(bit, plain, &[], locked, &[]);
+        for (blk, own) in [(plain, true), (locked, false)] {
+            self.b.switch_to_block(blk);
+            let x: Vec<BlockArg> = emit(self, own).into_iter().map(BlockArg::Value).collect();
+            self.b.ins().jump(join, &x);
+        }
+        self.b.switch_to_block(join);
+        out
+    }
+
+    /// Atomic `op` on the element of `mem` (of scalar `s`) at `a`: [`Gen::atomic_inline`], or
+    /// the helper's call where that leaves it; on a buffer a launch may keep per thread, both
+    /// the plain operation of local memory and the atomic ([`Gen::on_kept`]).
+    pub(super) fn atomic(
+        &mut self,
+        mem: Mem,
+        s: Scalar,
+        op: crate::ir::AtomicOp,
+        a: Value,
+        v: Value,
+        c: Option<Value>,
+    ) -> Value {
+        let Some(p) = self.kept(mem) else {
+            return match self.atomic_inline(matches!(mem, Mem::Local(_)), s, op, a, v, c) {
+                Some(old) => old,
+                None => self.atomic_call(s, op, a, v, c),
+            };
+        };
+        self.on_kept(p, &[cl_ty(s)], &mut |g, own| {
+            vec![g
+                .atomic_inline(own, s, op, a, v, c)
+                .expect("a 32- or 64-bit integer operation (`privatize::candidates`)")]
+        })[0]
+    }
+
     /// The start of code lowered twice: branches on `all` (an `i8`) to a fast copy (taken
     /// where it is set) or a general one, and counts the split (at most two on a path, so
     /// that nested copies do not multiply the code); returns the two copies' blocks and the
@@ -1610,10 +1681,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let v = self.expr(*operand)[0];
                 let c = compare.map(|c| self.expr(c)[0]);
                 let (a, _) = self.address(*mem, *index);
-                let old = match self.atomic_inline(matches!(mem, Mem::Local(_)), s, *op, a, v, c) {
-                    Some(old) => old,
-                    None => self.atomic_call(s, *op, a, v, c),
-                };
+                let old = self.atomic(*mem, s, *op, a, v, c);
                 if let Some(r) = result {
                     self.define(*r, &[old]);
                 }

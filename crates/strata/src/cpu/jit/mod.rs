@@ -38,7 +38,8 @@
 //! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
 //! of a kernel of 32-bit values (of a kernel with vector types, of its [`split`] into
 //! components, with its own [`Plan`], which the group level of its launches walks) (and the eight-lane one of a one-region kernel of 32-bit
-//! values); [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
+//! values); [`run`] launches the program and runs the group level, giving each thread its own
+//! copy of the buffers that [`privatize`] finds no work-item reads; [`helpers`] holds the Rust
 //! functions compiled code calls.
 //!
 //! **Compile time.** [`JitProgram::compile`] compiles the scalar code only. The vector
@@ -51,6 +52,7 @@ mod expr;
 mod helpers;
 mod lower;
 mod plan;
+mod privatize;
 mod run;
 mod sched;
 mod simd;
@@ -98,7 +100,9 @@ struct Env {
     local: [u32; 3],
     group: [u32; 3],
     groups: [u32; 3],
-    _pad: u32,
+    /// The buffer parameters (a bit each) this worker keeps a copy of ([`privatize`]): their
+    /// atomics are plain loads and stores on the copy.
+    private: u32,
     fault: *mut Fault,
     stop: *const crate::cpu::Stop,
     cancel: *const AtomicBool,

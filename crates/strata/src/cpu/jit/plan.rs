@@ -201,6 +201,8 @@ pub(super) struct Plan {
     pub(super) local_parts: Vec<(ir::LocalId, u32)>,
     /// The same for the user's private behind each private (empty otherwise).
     pub(super) private_parts: Vec<ir::PrivateId>,
+    /// The buffer parameters a launch may keep per thread ([`super::privatize`]).
+    pub(super) private: Vec<super::privatize::Private>,
 }
 
 /// Whether `s` is or contains a barrier or collective.
@@ -563,6 +565,7 @@ impl Plan {
             read,
             local_parts: Vec::new(),
             private_parts: Vec::new(),
+            private: super::privatize::candidates(f),
         }
     }
 

@@ -92,11 +92,13 @@ impl JitProgram {
             return Ok(());
         }
         let stop = crate::cpu::Stop::new();
+        let work_items = (range.group_count() * local.iter().product::<usize>()) as u64;
         let shared = Shared {
             fns: &variant.regions,
             sites: &variant.sites,
             plan,
-            bufs: bufs.as_ptr(),
+            private: super::privatize::choose(&plan.private, args, work_items),
+            bufs: &bufs,
             scalars: &scalars,
             args,
             local,
@@ -158,7 +160,10 @@ struct Shared<'a> {
     /// The regions and records of the variant ([`JitProgram::variant`]: the vector variant
     /// of a kernel with vector types has its own).
     plan: &'a super::plan::Plan,
-    bufs: *const MemArg,
+    /// The buffer parameters (a bit each) every worker keeps a copy of
+    /// ([`super::privatize::choose`] of the plan's candidates).
+    private: u32,
+    bufs: &'a [MemArg],
     scalars: &'a [u64],
     args: &'a [ArgValue],
     local: [usize; 3],
@@ -169,7 +174,8 @@ struct Shared<'a> {
 
 // SAFETY: the buffer pointers point into `CpuMem`s kept alive by the launch command for the
 // whole launch; compiled code accesses them with plain word loads and stores, as the
-// interpreter's relaxed atomics do on x86-64 and AArch64.
+// interpreter's relaxed atomics do on x86-64 and AArch64 (and a worker's copies of buffers
+// kept per thread, `Shared::private`, with plain read-modify-writes: only it uses them).
 unsafe impl Sync for Shared<'_> {}
 
 /// Group-level loop state: which work-items left the loop or ended the iteration.
@@ -203,6 +209,11 @@ struct Worker<'a> {
 /// launches (of any program: nothing in them outlives a launch but their capacity).
 struct Scratch {
     records: Vec<u64>,
+    /// The buffer table compiled code reads where the launch keeps buffers per thread
+    /// ([`Shared::private`]): the launch's, with those buffers' entries on this worker's
+    /// `copies` (one per candidate of the plan, in its order; empty where not kept).
+    bufs: Vec<MemArg>,
+    copies: Vec<Vec<u64>>,
     locals: Vec<Vec<u64>>,
     local_args: Vec<MemArg>,
     fault: Box<Fault>,
@@ -217,6 +228,8 @@ impl Scratch {
     fn new() -> Scratch {
         Scratch {
             records: Vec::new(),
+            bufs: Vec::new(),
+            copies: Vec::new(),
             locals: Vec::new(),
             local_args: Vec::new(),
             fault: Box::default(),
@@ -229,7 +242,7 @@ impl Scratch {
                 local: [0; 3],
                 group: [0; 3],
                 groups: [0; 3],
-                _pad: 0,
+                private: 0,
                 fault: std::ptr::null_mut(),
                 stop: std::ptr::null(),
                 cancel: std::ptr::null(),
@@ -259,6 +272,18 @@ impl std::ops::DerefMut for Worker<'_> {
 
 impl Drop for Worker<'_> {
     fn drop(&mut self) {
+        // This worker's copies of buffers kept per thread go into the buffers.
+        if self.s.private != 0 {
+            for (c, copy) in self.s.plan.private.iter().zip(&self.sc.copies) {
+                let real = self.s.bufs[c.param.index()];
+                if self.s.private & (1 << c.param.index()) != 0 {
+                    // SAFETY: the launch's buffer (alive until the launch returns, which waits
+                    // for its workers), updated only atomically meanwhile: by other workers'
+                    // merges here, never by compiled code, which updates the copies.
+                    unsafe { c.merge(copy, real.base, real.len) };
+                }
+            }
+        }
         // SAFETY: `sc` is not used again.
         let mut sc = unsafe { ManuallyDrop::take(&mut self.sc) };
         sc.frames = std::mem::take(&mut self.frames);
@@ -324,8 +349,26 @@ impl<'a> Worker<'a> {
             .resize(head + (blocks * s.plan.record).div_ceil(8).max(1), 0);
         *sc.fault = Fault::default();
         *sc.panic = None;
+        // Buffers kept per thread: this worker's copies, filled with the operation's identity,
+        // in its own table.
+        sc.bufs.clear();
+        let bufs = if s.private == 0 {
+            s.bufs.as_ptr()
+        } else {
+            let Scratch { bufs, copies, .. } = &mut sc;
+            bufs.extend_from_slice(s.bufs);
+            copies.resize_with(s.plan.private.len(), Vec::new);
+            for (c, copy) in s.plan.private.iter().zip(copies.iter_mut()) {
+                let entry = &mut bufs[c.param.index()];
+                if s.private & (1 << c.param.index()) != 0 {
+                    c.fill(copy, entry.len);
+                    entry.base = copy.as_mut_ptr() as *mut u8;
+                }
+            }
+            bufs.as_ptr()
+        };
         *sc.env = Env {
-            bufs: s.bufs,
+            bufs,
             scalars: s.scalars.as_ptr(),
             locals: sc.local_args.as_ptr(),
             // SAFETY: the records hold at least two words.
@@ -333,7 +376,7 @@ impl<'a> Worker<'a> {
             local: s.local.map(|x| x as u32),
             group: [0; 3],
             groups: s.groups.map(|x| x as u32),
-            _pad: 0,
+            private: s.private,
             fault: &mut *sc.fault,
             stop: std::sync::Arc::as_ptr(s.stop),
             cancel: s.cancel,

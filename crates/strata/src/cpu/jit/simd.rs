@@ -147,7 +147,9 @@
 //!
 //! **Atomics** ([`Gen::vatomic`], issue 31) run lane by lane: the active lanes' indices tested
 //! as any access's, then each active lane's operation in turn, lane 0 first, as the scalar
-//! code's ([`Gen::atomic_inline`]), its old value put in the lane. In a kernel with barriers
+//! code's ([`Gen::atomic_inline`]), its old value put in the lane (no mask test per lane where
+//! all four are known active; on a buffer a launch may keep per thread, `privatize.rs`, the
+//! launch's bit tested once for the four). In a kernel with barriers
 //! or collectives only atomics on buffers: a local atomic there keeps the kernel scalar. The
 //! patterns' radix sorts (tile and Onesweep kernels: digits counted with local atomics, their
 //! tiles' local accesses gathering lane by lane) took more instructions in four lanes
@@ -3357,55 +3359,78 @@ impl Gen<'_, '_> {
     /// An atomic (`op` with its operand and compare value; `None`: an atomic load) lane by
     /// lane: the active lanes' bounds tested as any access's, then for each active lane in
     /// order, lane 0 first, the scalar code's operation ([`Gen::atomic_inline`], or the
-    /// helper's call), its old value put in the lane (zero in the inactive ones).
+    /// helper's call), its old value put in the lane (zero in the inactive ones; all zero
+    /// where the old values are not `used`). With four
+    /// active lanes known ([`Gen::full`]) no lane's mask is tested; on a buffer a launch may
+    /// keep per thread, the launch's bit for it is tested once, for the four lanes
+    /// ([`Gen::on_kept`]).
     #[allow(clippy::type_complexity)]
     fn vatomic(
         &mut self,
         mem: Mem,
         index: ExprId,
         op: Option<(crate::ir::AtomicOp, ExprId, Option<ExprId>)>,
+        used: bool,
     ) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let n = self.per_part(s);
         let operands = op.map(|(o, v, c)| (o, self.vexprs(v), c.map(|c| self.vexprs(c))));
         let (base, idx) = self.lanes_index(mem, index);
-        let local = matches!(mem, Mem::Local(_));
-        let m = self.mask();
-        let mut acc = self.vzero(s);
-        let tys: Vec<cl::Type> = acc.iter().map(|&v| self.b.func.dfg.value_type(v)).collect();
-        for k in 0..self.nlanes() {
-            let (on, next) = (self.b.create_block(), self.b.create_block());
-            for &t in &tys {
-                self.b.append_block_param(next, t);
-            }
-            let args: Vec<BlockArg> = acc.iter().map(|&v| BlockArg::Value(v)).collect();
-            let mk = self.b.ins().extractlane(m, k as u8);
-            self.b.ins().brif(mk, on, &[], next, &args);
-            self.b.switch_to_block(on);
-            let ik = self.b.ins().extractlane(idx, k as u8);
-            let a = self.elem_addr(base, ik, s.size());
-            let lane = |g: &mut Self, v: &[Value]| {
-                g.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8)
-            };
-            let old = match &operands {
-                Some((o, v, c)) => {
-                    let vk = lane(self, v);
-                    let ck = c.as_ref().map(|c| lane(self, c));
-                    match self.atomic_inline(local, s, *o, a, vk, ck) {
-                        Some(old) => old,
-                        None => self.atomic_call(s, *o, a, vk, ck),
+        let tys: Vec<cl::Type> = self
+            .vzero(s)
+            .iter()
+            .map(|&v| self.b.func.dfg.value_type(v))
+            .collect();
+        let mut lanes = |g: &mut Self, own: bool| -> Vec<Value> {
+            let n = g.per_part(s);
+            let m = (!g.full).then(|| g.mask());
+            let mut acc = g.vzero(s);
+            for k in 0..g.nlanes() {
+                let (on, next) = (g.b.create_block(), g.b.create_block());
+                for &t in &tys {
+                    g.b.append_block_param(next, t);
+                }
+                match m {
+                    Some(m) => {
+                        let args: Vec<BlockArg> = acc.iter().map(|&v| BlockArg::Value(v)).collect();
+                        let mk = g.b.ins().extractlane(m, k as u8);
+                        g.b.ins().brif(mk, on, &[], next, &args);
+                    }
+                    None => {
+                        g.b.ins().jump(on, &[]);
                     }
                 }
-                None => self.b.ins().atomic_load(cl_ty(s), MemFlags::new(), a),
-            };
-            let part = &mut acc[(k / n) as usize];
-            *part = self.b.ins().insertlane(*part, old, (k % n) as u8);
-            let args: Vec<BlockArg> = acc.iter().map(|&v| BlockArg::Value(v)).collect();
-            self.b.ins().jump(next, &args);
-            self.b.switch_to_block(next);
-            acc = self.b.block_params(next).to_vec();
+                g.b.switch_to_block(on);
+                let ik = g.b.ins().extractlane(idx, k as u8);
+                let a = g.elem_addr(base, ik, s.size());
+                let lane = |g: &mut Self, v: &[Value]| {
+                    g.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8)
+                };
+                let old = match &operands {
+                    Some((o, v, c)) => {
+                        let vk = lane(g, v);
+                        let ck = c.as_ref().map(|c| lane(g, c));
+                        match g.atomic_inline(own, s, *o, a, vk, ck) {
+                            Some(old) => old,
+                            None => g.atomic_call(s, *o, a, vk, ck),
+                        }
+                    }
+                    None => g.b.ins().atomic_load(cl_ty(s), MemFlags::new(), a),
+                };
+                if used {
+                    let part = &mut acc[(k / n) as usize];
+                    *part = g.b.ins().insertlane(*part, old, (k % n) as u8);
+                }
+                let args: Vec<BlockArg> = acc.iter().map(|&v| BlockArg::Value(v)).collect();
+                g.b.ins().jump(next, &args);
+                g.b.switch_to_block(next);
+                acc = g.b.block_params(next).to_vec();
+            }
+            acc
+        };
+        match (self.kept(mem), op) {
+            (Some(p), Some(_)) => self.on_kept(p, &tys, &mut lanes),
+            _ => lanes(self, matches!(mem, Mem::Local(_))),
         }
-        acc
     }
 
     /// A load at four indices of no known pattern (a chunk per work-item: `x[id * chunk +
@@ -3946,7 +3971,12 @@ impl Gen<'_, '_> {
                 compare,
                 ..
             } => {
-                let x = self.vatomic(*mem, *index, Some((*op, *operand, *compare)));
+                let x = self.vatomic(
+                    *mem,
+                    *index,
+                    Some((*op, *operand, *compare)),
+                    result.is_some(),
+                );
                 if let Some(r) = result {
                     self.define_lanes(*r, &x);
                 }
@@ -3954,7 +3984,7 @@ impl Gen<'_, '_> {
             Stmt::AtomicLoad {
                 value, mem, index, ..
             } => {
-                let x = self.vatomic(*mem, *index, None);
+                let x = self.vatomic(*mem, *index, None, true);
                 self.define_lanes(*value, &x);
             }
             Stmt::Barrier(_) | Stmt::Group { .. } => {
