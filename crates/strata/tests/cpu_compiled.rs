@@ -5145,6 +5145,79 @@ kept_atomics_test!(kept_atomics_on_u32_agree_with_the_interpreter, u32);
 kept_atomics_test!(kept_atomics_on_i64_agree_with_the_interpreter, i64);
 kept_atomics_test!(kept_atomics_on_u64_agree_with_the_interpreter, u64);
 
+/// Shifts by an amount the lanes share (a literal, a scalar argument) are one vector shift in
+/// the vector variant (`simd.rs`' `vbinary`): the IR's masked amounts (`x << 35` is `x << 3`
+/// for 32 bits, `<< 70` is `<< 6` for 64), arithmetic shifts of signed values, logical of
+/// unsigned, against the interpreter bit for bit, in four and eight lanes and one work-item
+/// at a time; amounts that differ per lane still shift lane by lane.
+#[test]
+fn shifts_by_shared_amounts_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k32 = Kernel::build("shifts32", |k| {
+        let x = k.read::<u32>("x");
+        let o = k.write::<u32>("o");
+        let a = k.scalar::<u32>("a");
+        let i = global_id(0);
+        let (v, s) = (x.at(i), x.at(i).cast::<i32>());
+        let outs = [
+            v >> 24u32,
+            v << 35u32,
+            (s >> 31i32).cast::<u32>(),
+            (s >> a.cast::<i32>()).cast::<u32>(),
+            v << a,
+            v >> a,
+            v >> (v & 7u32),
+        ];
+        for (j, e) in outs.into_iter().enumerate() {
+            o.set(i * 7u32 + j as u32, e);
+        }
+    })
+    .unwrap();
+    let k64 = Kernel::build("shifts64", |k| {
+        let w = k.read::<u64>("w");
+        let o = k.write::<u64>("o");
+        let b = k.scalar::<u64>("b");
+        let i = global_id(0);
+        let (u, t) = (w.at(i), w.at(i).cast::<i64>());
+        let outs = [
+            u >> 40u64,
+            u << 70u64,
+            (t >> 63i64).cast::<u64>(),
+            (t >> b.cast::<i64>()).cast::<u64>(),
+            u << b,
+            u >> b,
+        ];
+        for (j, e) in outs.into_iter().enumerate() {
+            o.set(i * 6u32 + j as u32, e);
+        }
+    })
+    .unwrap();
+    assert_eq!(k32.cpu_eight_lane_variant(), Ok(()));
+    assert_eq!(k64.cpu_vector_variant(), Ok(()));
+    let n = 256usize;
+    let xs: Vec<u32> = (0..n as u64).map(|i| spread(i) as u32).collect();
+    let ws: Vec<u64> = (0..n as u64).map(|i| spread(i + 99)).collect();
+    let run = |q: &Queue, local: usize, a: u32, b: u64| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let w = Buffer::from_slice(q, &ws).unwrap();
+        let o32 = Buffer::<u32>::new(q.device(), n * 7).unwrap();
+        let o64 = Buffer::<u64>::new(q.device(), n * 6).unwrap();
+        let range = NdRange::new(n).local(local);
+        k32.launch(q, range, args![&x, &o32, a]).unwrap();
+        k64.launch(q, range, args![&w, &o64, b]).unwrap();
+        (q.read(&o32).unwrap(), q.read(&o64).unwrap())
+    };
+    for (a, b) in [(0, 0), (5, 13), (31, 63), (33, 70)] {
+        let want = run(&interp, 64, a, b);
+        // Eight lanes (32 bits), four, one work-item at a time.
+        for local in [64, 4, 1] {
+            assert!(
+                run(&cpu, local, a, b) == want,
+                "a {a}, b {b}, local {local}"
+            );
+        }
+    }
+}
 
 /// Atomics on a buffer in a kernel with barriers (the look-back scan's shape: a tile number
 /// taken by work-item 0 and shared through local memory, status words exchanged and read),

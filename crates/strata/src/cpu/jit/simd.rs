@@ -5159,6 +5159,31 @@ impl Gen<'_, '_> {
                 self.nofault = saved;
                 r
             }
+            // By an amount the lanes share (a literal, a splat): one vector shift, whose
+            // amount Cranelift masks to the lane's bits as the IR masks it to the type's (the
+            // same for 32- and 64-bit integers; narrower ones sit in wider lanes). A
+            // histogram's `x >> 24` was four extracts, shifts and inserts.
+            Shl | Shr if matches!(s.size(), 4 | 8) => {
+                let amount = self.splat_of(y, s).or_else(|| {
+                    // Masked here as the shift masks it (a constant in the type's range).
+                    let bits = 8 * s.size() as i64;
+                    let k = self.const_lanes(y, s)?;
+                    Some(self.iconst(cl_ty(s), k & (bits - 1)))
+                });
+                match amount {
+                    Some(k) => x
+                        .iter()
+                        .map(|&v| match op {
+                            Shl => self.b.ins().ishl(v, k),
+                            _ if s.is_signed() => self.b.ins().sshr(v, k),
+                            _ => self.b.ins().ushr(v, k),
+                        })
+                        .collect(),
+                    None => self.per_lane(&[x, y.to_vec()], &[s, s], out, |g, v| {
+                        g.binary(op, s, v[0], v[1])
+                    }),
+                }
+            }
             Shl | Shr => self.per_lane(&[x, y.to_vec()], &[s, s], out, |g, v| {
                 g.binary(op, s, v[0], v[1])
             }),
@@ -5173,6 +5198,40 @@ impl Gen<'_, '_> {
             return None;
         }
         self.splat_arg(first, cl_ty(s))
+    }
+
+    /// The value every lane of every register of `x` (lanes of `s`, 32 or 64 bits) holds,
+    /// where they are one constant (`vconst`) with equal lanes.
+    fn const_lanes(&self, x: &[Value], s: Scalar) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let mut value = None;
+        for &v in x {
+            let cl::ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+                return None;
+            };
+            let cl::InstructionData::UnaryConst {
+                opcode: cl::Opcode::Vconst,
+                constant_handle,
+            } = dfg.insts[inst]
+            else {
+                return None;
+            };
+            let bytes = dfg.constants.get(constant_handle).as_slice();
+            let size = s.size();
+            let lane = |i: usize| {
+                let mut w = [0u8; 8];
+                w[..size].copy_from_slice(&bytes[i * size..(i + 1) * size]);
+                i64::from_le_bytes(w)
+            };
+            let first = lane(0);
+            if (1..bytes.len() / size).any(|i| lane(i) != first)
+                || value.is_some_and(|f| f != first)
+            {
+                return None;
+            }
+            value = Some(first);
+        }
+        value
     }
 
     /// The scalar (of type `ty`) that `v` is a `splat` of, where it is one.
