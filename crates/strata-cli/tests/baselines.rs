@@ -140,6 +140,25 @@ fn the_scan_baseline_is_a_scan_in_both_builds() {
     }
 }
 
+/// The histogram baseline counts every key in both builds: more than one rayon chunk and a
+/// ragged tail, against a serial count; the keys reach every bin.
+#[test]
+fn the_histogram_baseline_counts_in_both_builds() {
+    let keys = compute::histogram_keys(3 * compute::HISTOGRAM_CHUNK + 77);
+    let mut serial = vec![0u32; compute::HISTOGRAM_BINS];
+    for k in &keys {
+        serial[(k >> 24) as usize] += 1;
+    }
+    assert!(serial.iter().all(|&c| c > 0), "{serial:?}");
+    let builds: Vec<Build> = [Some(Build::Default), avx2()]
+        .into_iter()
+        .flatten()
+        .collect();
+    for build in builds {
+        assert_eq!(compute::histogram_rayon(build, &keys), serial, "{build:?}");
+    }
+}
+
 #[test]
 fn pattern_and_field_rows_carry_the_avx2_build() {
     let cpu = Device::from_spec("cpu").unwrap();

@@ -308,8 +308,10 @@ fn bench_json_has_one_line_per_benchmark() {
         if let Some(n) = compute {
             // Scaled down with the size: 4096 / 2^24 of the work.
             assert!(l.contains(&format!("\"n\":{n},")), "{l}");
-            assert!(!l.contains("\"flops\":0,"), "{l}");
-            assert!(!l.contains("\"strata_tflops\":null"), "{l}");
+            // The histogram counts: no flops.
+            let flops = name != "histogram";
+            assert_eq!(!l.contains("\"flops\":0,"), flops, "{l}");
+            assert_eq!(!l.contains("\"strata_tflops\":null"), flops, "{l}");
         } else if name.starts_with("sgemm") {
             // 128 x 128 matrices on CPU devices, whatever --size says; 2 e^3 operations.
             let e = 128;
@@ -483,6 +485,8 @@ fn bench_run_verifies_results() {
         assert_eq!(r.compile_cached_s.is_some(), compute.is_some(), "{r:?}");
         match r.bench {
             "vadd" | "saxpy" | "mandelbrot" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            // Counts, exactly; no flops.
+            "histogram" => assert_eq!((r.rel_error, r.flops), (0.0, 0), "{r:?}"),
             _ if rof => assert!(r.rel_error <= bench::fields::TOLERANCE, "{r:?}"),
             _ if compute.is_some() => {
                 assert!(r.rel_error <= bench::compute::TOLERANCE, "{r:?}");
@@ -511,19 +515,19 @@ fn bench_run_verifies_results() {
     let names: Vec<&str> = one.iter().map(|r| r.bench).collect();
     let mut want = vec!["vadd", "saxpy"];
     want.extend(bench::selected(Some("pat_")));
-    want.extend(["mandelbrot", "matmul"]);
+    want.extend(["mandelbrot", "matmul", "histogram"]);
     want.extend(bench::overhead::BENCHES);
     want.extend(bench::transfer::BENCHES);
     assert_eq!(
         names, want,
-        "every pattern benchmark name contains `a`, two compute ones, the overhead and transfer rows"
+        "every pattern benchmark name contains `a`, three compute ones, the overhead and transfer rows"
     );
 }
 
-/// The compute benchmarks (`mandelbrot`, `nbody`, `matmul`) run on the compiled CPU backend and
-/// on the interpreter at a small size, each checked against its rayon baseline by the run
-/// itself (a mismatch fails it), with flops and both compile times; the table shows the
-/// compile times.
+/// The compute benchmarks (`mandelbrot`, `nbody`, `matmul`, `histogram`) run on the compiled
+/// CPU backend and on the interpreter at a small size, each checked against its rayon baseline
+/// by the run itself (a mismatch fails it), with flops (none for the histogram) and both
+/// compile times; the table shows the compile times.
 #[test]
 fn bench_compute_kernels_run_and_are_checked() {
     use bench::compute::{problem_size, BENCHES};
@@ -536,8 +540,8 @@ fn bench_compute_kernels_run_and_are_checked() {
         for big in [bench::DEFAULT_SIZE, usize::MAX] {
             let full: Vec<_> = BENCHES.iter().map(|b| problem_size(b, info, big)).collect();
             let want = match spec {
-                "cpu" => [2048, 16384, 1024],
-                _ => [512, 4096, 406],
+                "cpu" => [2048, 16384, 1024, 1 << 24],
+                _ => [512, 4096, 406, 1 << 20],
             };
             assert_eq!(full, want.map(Some), "{spec}");
         }
@@ -554,17 +558,21 @@ fn bench_compute_kernels_run_and_are_checked() {
             assert_eq!(Some(r.n), problem_size(name, info, size), "{r:?}");
             assert!(r.n > 1 && r.n < problem_size(name, info, usize::MAX).unwrap());
             assert_eq!(r.baseline, "rayon", "{r:?}");
-            assert!(r.flops > 0 && r.strata_tflops() > 0.0, "{r:?}");
+            assert!(
+                (r.flops > 0 && r.strata_tflops() > 0.0) || name == "histogram",
+                "{r:?}"
+            );
             assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
             assert!(r.compile_s.is_some_and(|s| s > 0.0), "{r:?}");
             assert!(r.compile_cached_s.is_some_and(|s| s > 0.0), "{r:?}");
             match name {
-                "mandelbrot" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+                "mandelbrot" | "histogram" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
                 _ => assert!(r.rel_error <= bench::compute::TOLERANCE, "{r:?}"),
             }
             match name {
                 "nbody" => assert_eq!(r.flops, 20 * (r.n * r.n) as u64, "{r:?}"),
                 "matmul" => assert_eq!(r.flops, 2 * (r.n * r.n * r.n) as u64, "{r:?}"),
+                "histogram" => assert_eq!((r.flops, r.bytes), (0, 4 * r.n as u64), "{r:?}"),
                 // 8 per iteration: at least one iteration per pixel, at most the limit.
                 _ => assert!(
                     r.flops >= 8 * (r.n * r.n) as u64 && r.flops <= 8 * 256 * (r.n * r.n) as u64,

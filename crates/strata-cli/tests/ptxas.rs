@@ -34,6 +34,7 @@ use strata_cli::bench::{self, BenchOptions};
 const BUDGETS: &[(&str, u32, u32)] = &[
     ("argmin_f32/pattern_reduce", 32, 0), // sm_90 32, sm_80 32
     ("bench/bench_dot", 32, 0), // sm_90 32, sm_80 32
+    ("bench/bench_histogram", 16, 0), // sm_90 10, sm_80 10
     ("bench/bench_mandelbrot", 16, 0), // sm_90 14, sm_80 14
     ("bench/bench_matmul", 32, 0), // sm_90 32, sm_80 32
     ("bench/bench_nbody", 40, 0), // sm_90 40, sm_80 32

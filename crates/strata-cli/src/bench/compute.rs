@@ -1,6 +1,6 @@
 //! The compute-bound benchmarks of `strata bench`: three classic kernels written with the
-//! builder ([`Kernel::build`]), each beside a hand-written rayon baseline on the host in the
-//! same run (see [`crate::bench`] for the timing rule and the table). The baseline is rayon on
+//! builder ([`Kernel::build`]), and a histogram bound by its atomics, each beside a
+//! hand-written rayon baseline on the host in the same run (see [`crate::bench`] for the timing rule and the table). The baseline is rayon on
 //! every device, CUDA ones included.
 //!
 //! | bench        | computation                                                    | `n`     | flops                       |
@@ -8,6 +8,7 @@
 //! | `mandelbrot` | iteration counts (`u32`) of an `n x n` view of the Mandelbrot set, at most [`MANDELBROT_ITERS`] | 2048 | 8 per iteration |
 //! | `nbody`      | one all-pairs step of softened gravity: the acceleration of each of `n` bodies | 16384 | [`NBODY_FLOPS`] (20) per interaction, `n^2` interactions |
 //! | `matmul`     | `C = A B`, `n x n` `f32` matrices, [`TILE`] x [`TILE`] local-memory tiles | 1024 | `2 n^3` |
+//! | `histogram`  | counts of the top 8 bits of `n` `u32` keys ([`HISTOGRAM_BINS`] bins) | 2^24 | none (`4 n` bytes read) |
 //!
 //! **Kernels.**
 //! - `mandelbrot`: one work-item per pixel (a 1-D range over the `n^2` pixels, work-groups of
@@ -28,6 +29,11 @@
 //!   element of the current tiles of `A` and `B` into local memory, waits at a barrier,
 //!   accumulates the 16 products (unrolled at build time) and waits again before the next
 //!   tiles. Sizes that are not multiples of 16 are covered with whole work-groups and guarded.
+//! - `histogram`: one work-item per key, `bins.atomic_add(key >> 24, 1)` on the buffer of
+//!   counts, as a GPU histogram is first written (no local-memory copy per work-group: the
+//!   kernel as users write it, not [`strata::patterns`]' histogram). The keys are a hash of
+//!   their index (uniform over the bins, no runs of one bin); every repetition starts from
+//!   zeroed counts.
 //!
 //! **Baselines** (rayon, written for the compiler to vectorize, on the rayon pool the CPU
 //! backend also uses):
@@ -39,6 +45,9 @@
 //!   same order and with the same operations as a strata work-item.
 //! - `matmul`: the SGEMM baseline of [`crate::bench::blas`] (rows of `C` in parallel, `k` in
 //!   blocks of 64, the inner loop over a row of `B` vectorized).
+//! - `histogram`: chunks of [`HISTOGRAM_CHUNK`] keys in parallel, each counted into a
+//!   histogram of its own with plain adds, the chunks' histograms added (rayon's `fold` and
+//!   `reduce`): what a Rust programmer writes instead of atomics.
 //!
 //! **Verification.** `mandelbrot`: the counts must equal the baseline's exactly. Both sides
 //! perform the same `f32` operations in the same order, and no backend contracts `a * b + c`
@@ -48,12 +57,12 @@
 //! of a body's acceleration vector (Euclidean norm), relative to the largest acceleration,
 //! at most [`TOLERANCE`]. `matmul`: the relative Frobenius norm of `C - C_baseline`, at most
 //! [`TOLERANCE`]. Every repetition starts from an output filled with NaN (`u32::MAX` for the
-//! counts).
+//! counts). `histogram`: the counts must equal the baseline's exactly.
 //!
 //! **Size.** At the default `--size` (2^24) and above, the sizes in the table. A smaller
 //! `--size` scales each problem's work down by `size / 2^24`: pixels (`n^2`) for
-//! `mandelbrot`, interactions (`n^2`) for `nbody`, multiply-adds (`n^3`) for `matmul`
-//! ([`problem_size`]). On the interpreter (`interp`, several times slower than the compiled
+//! `mandelbrot`, interactions (`n^2`) for `nbody`, multiply-adds (`n^3`) for `matmul`, keys
+//! for `histogram` ([`problem_size`]). On the interpreter (`interp`, several times slower than the compiled
 //! `cpu` backend on these kernels, and 10 to 100 times slower than the baselines) the work is a
 //! further [`INTERP_WORK_DIVISOR`] times smaller: 512 x 512 pixels, 4096 bodies, 406 x 406
 //! matrices at the default size. The `n` column says the size used.
@@ -76,7 +85,13 @@ use strata::prelude::*;
 use strata::{BackendKind, DeviceInfo};
 
 /// The compute-bound benchmarks, in the order they run.
-pub const BENCHES: [&str; 3] = ["mandelbrot", "nbody", "matmul"];
+pub const BENCHES: [&str; 4] = ["mandelbrot", "nbody", "matmul", "histogram"];
+
+/// The bins of `histogram`: the top 8 bits of each key.
+pub const HISTOGRAM_BINS: usize = 256;
+
+/// Keys per chunk of `histogram`'s rayon baseline.
+pub const HISTOGRAM_CHUNK: usize = 1 << 16;
 
 /// The image edge of `mandelbrot` (2048 x 2048 pixels).
 pub const MANDELBROT_EDGE: usize = 2048;
@@ -122,6 +137,7 @@ pub fn problem_size(bench: &str, info: &DeviceInfo, size: usize) -> Option<usize
         "mandelbrot" => Some(scaled(MANDELBROT_EDGE, 1.0 / 2.0)),
         "nbody" => Some(scaled(NBODY_BODIES, 1.0 / 2.0)),
         "matmul" => Some(scaled(MATMUL_EDGE, 1.0 / 3.0)),
+        "histogram" => Some(scaled(DEFAULT_SIZE, 1.0)),
         _ => None,
     }
 }
@@ -139,6 +155,7 @@ pub(crate) fn run(
     match name {
         "mandelbrot" => bench_mandelbrot(q, n, reps),
         "nbody" => bench_nbody(q, n, reps),
+        "histogram" => bench_histogram(q, n, reps),
         _ => bench_matmul(q, n, reps),
     }
 }
@@ -385,6 +402,94 @@ fn bench_mandelbrot(q: &Queue, edge: usize, reps: usize) -> Result<BenchResult, 
         compile_s: Some(compile_s),
         compile_cached_s: Some(compile_cached_s),
         ..result(q, "mandelbrot", edge, reps, range, 4 * pixels as u64)
+            .times(strata_s, baseline_s, rel_error)
+            .with_avx2(avx2_s)
+    })
+}
+
+/// The kernel of `histogram` (see the module docs). Arguments: `keys` (`u32`, read), `bins`
+/// (`u32`, [`HISTOGRAM_BINS`] counts, updated atomically).
+pub fn histogram_kernel() -> strata::Result<Kernel> {
+    Kernel::build("bench_histogram", |k| {
+        let keys = k.read::<u32>("keys");
+        let bins = k.read_write::<u32>("bins");
+        let i = global_id(0);
+        if_(i.lt(keys.len()), || {
+            bins.atomic_add(keys.at(i) >> 24u32, 1u32);
+        });
+    })
+}
+
+/// `n` keys of `histogram`: a hash of each index (a multiply, shift and multiply), uniform
+/// over the bins.
+pub fn histogram_keys(n: usize) -> Vec<u32> {
+    (0..n as u32)
+        .into_par_iter()
+        .map(|i| {
+            let x = i.wrapping_mul(0x9e37_79b1);
+            (x ^ (x >> 15)).wrapping_mul(0x85eb_ca77)
+        })
+        .collect()
+}
+
+two_builds! {
+    /// Adds the counts of `keys`' top 8 bits to `counts`, compiled for `build`.
+    fn histogram_chunk(keys: &[u32], counts: &mut [u32; HISTOGRAM_BINS]) {
+        for &k in keys {
+            counts[(k >> 24) as usize] += 1;
+        }
+    }
+}
+
+/// `histogram`'s counts of `keys`, with rayon over chunks of [`HISTOGRAM_CHUNK`] keys, the
+/// loops compiled for `build`.
+pub fn histogram_rayon(build: Build, keys: &[u32]) -> Vec<u32> {
+    keys.par_chunks(HISTOGRAM_CHUNK)
+        .fold(
+            || [0u32; HISTOGRAM_BINS],
+            |mut counts, chunk| {
+                histogram_chunk(build, chunk, &mut counts);
+                counts
+            },
+        )
+        .reduce(
+            || [0u32; HISTOGRAM_BINS],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        )
+        .to_vec()
+}
+
+fn bench_histogram(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchError> {
+    let (k, compile_s, compile_cached_s) = compile_times(q.device(), reps, histogram_kernel)?;
+    let keys = histogram_keys(n);
+    let kb = Buffer::from_slice(q, &keys)?;
+    let bins = Buffer::<u32>::new(q.device(), HISTOGRAM_BINS)?;
+    let range = NdRange::covering(n, group_size(q.device()));
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            q.fill(&bins, 0, 0..HISTOGRAM_BINS)?;
+            let t = Instant::now();
+            k.launch(q, range, args![&kb, &bins])?;
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |build, want: &mut Vec<u32>| -> Result<f64, BenchError> {
+            let t = Instant::now();
+            *want = std::hint::black_box(histogram_rayon(build, &keys));
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |got, want| check_counts("histogram (the AVX2+FMA baseline)", got, want).map(|_| ()),
+    )?;
+    let rel_error = check_counts("histogram", &q.read(&bins)?, &want)?;
+    Ok(BenchResult {
+        compile_s: Some(compile_s),
+        compile_cached_s: Some(compile_cached_s),
+        ..result(q, "histogram", n, reps, range, 4 * n as u64)
             .times(strata_s, baseline_s, rel_error)
             .with_avx2(avx2_s)
     })
