@@ -241,9 +241,9 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
 ///   `#[kernel]` functions (`crates/strata/tests/kernel_macro.rs` runs them there);
 /// - `group/*` and `gather/*`: the collectives and `gather_add` / `gather_min` /
 ///   `gather_max` are built-ins of the macro;
-/// - `atomic/histogram`, `atomic/compare_exchange_loop`, `atomic/f32_add`,
-///   `atomic/u64_wide_contended`, `atomic/load`: buffer and local atomics (and `atomic_load`)
-///   are methods in both styles;
+/// - `atomic/histogram`, `atomic/global_bins`, `atomic/compare_exchange_loop`,
+///   `atomic/f32_add`, `atomic/u64_wide_contended`, `atomic/load`: buffer and local atomics
+///   (and `atomic_load`) are methods in both styles;
 /// - `queue/copy`, `queue/fill`, `queue/read_into`, `queue/range_errors`: these cases launch no
 ///   kernel, so there is nothing to twin;
 /// - `int/*_literal_divisors`: division and remainder by literal divisors (the type's edge,
@@ -266,6 +266,7 @@ const NOT_TWINNED: &[&str] = &[
     "group/",
     "gather/",
     "atomic/histogram",
+    "atomic/global_bins",
     "atomic/compare_exchange_loop",
     "atomic/f32_add",
     "atomic/u64_wide_contended",

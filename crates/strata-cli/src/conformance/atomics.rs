@@ -222,6 +222,7 @@ pub(super) fn cases() -> Vec<Case> {
     let mut v = typed_cases();
     v.extend([
         case("atomic/histogram", histogram),
+        case("atomic/global_bins", global_bins),
         case("atomic/compare_exchange_loop", cas_loop),
         case("atomic/f32_add", f32_add),
         case("atomic/u64_wide_contended", wide_u64),
@@ -349,6 +350,61 @@ fn histogram(q: &Queue) -> Result<(), String> {
         want[(x % BINS) as usize] += 1;
     }
     expect_eq("histogram", &q.read(&hb).map_err(e)?, &want)
+}
+
+/// Bins updated with global atomics only, one work-item per element, old values unused (the
+/// `cpu` backend keeps such buffers per thread): counts, the largest value per bin, and the
+/// bits seen per bin (64-bit where the device has 64-bit atomics), from bins that do not start
+/// at the operations' identities.
+fn global_bins(q: &Queue) -> Result<(), String> {
+    const BINS: u32 = 61;
+    let n = 4099;
+    let wide = q.device().info().supports_int64_atomics;
+    let mut r = Rng::new(733);
+    let xs: Vec<u32> = (0..n).map(|_| r.next_u64() as u32).collect();
+    let k = Kernel::build(if wide { "global_bins64" } else { "global_bins" }, |k| {
+        let x = k.read::<u32>("x");
+        let count = k.read_write::<u32>("count");
+        let top = k.read_write::<i32>("top");
+        let bits = wide.then(|| k.read_write::<u64>("bits"));
+        let i = global_id(0);
+        if_(i.lt(x.len()), || {
+            let v = x.at(i);
+            let b = v % BINS;
+            count.atomic_add(b, 1u32);
+            top.atomic_max(b, v.cast::<i32>());
+            if let Some(bits) = &bits {
+                bits.atomic_or(b, lit(1u64) << (v >> 26u32).cast::<u64>());
+            }
+        });
+    })
+    .map_err(e)?;
+    let count0: Vec<u32> = (0..BINS).map(|b| b * 3).collect();
+    let top0: Vec<i32> = (0..BINS).map(|b| i32::MIN + b as i32).collect();
+    let bits0: Vec<u64> = (0..BINS as u64).map(|b| 1 << (b % 64)).collect();
+    let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+    let cb = Buffer::from_slice(q, &count0).map_err(e)?;
+    let tb = Buffer::from_slice(q, &top0).map_err(e)?;
+    let bb = Buffer::from_slice(q, &bits0).map_err(e)?;
+    let range = NdRange::covering(n, 64);
+    match wide {
+        true => k.launch(q, range, args![&xb, &cb, &tb, &bb]),
+        false => k.launch(q, range, args![&xb, &cb, &tb]),
+    }
+    .map_err(e)?;
+    let (mut count, mut top, mut bits) = (count0, top0, bits0);
+    for &x in &xs {
+        let b = (x % BINS) as usize;
+        count[b] += 1;
+        top[b] = top[b].max(x as i32);
+        bits[b] |= 1 << (x >> 26);
+    }
+    expect_eq("global_bins counts", &q.read(&cb).map_err(e)?, &count)?;
+    expect_eq("global_bins maxima", &q.read(&tb).map_err(e)?, &top)?;
+    if wide {
+        expect_eq("global_bins bits", &q.read(&bb).map_err(e)?, &bits)?;
+    }
+    Ok(())
 }
 
 fn cas_loop(q: &Queue) -> Result<(), String> {
