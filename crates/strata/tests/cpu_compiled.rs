@@ -5145,6 +5145,73 @@ kept_atomics_test!(kept_atomics_on_u32_agree_with_the_interpreter, u32);
 kept_atomics_test!(kept_atomics_on_i64_agree_with_the_interpreter, i64);
 kept_atomics_test!(kept_atomics_on_u64_agree_with_the_interpreter, u64);
 
+/// A guarded 3 x 3 stencil on a pitched image (`(j + dj - 1) * w + i + di - 1` under `1 <= i,
+/// j` and `i + 1, j + 1 < w`; the column's constants inside or outside the sum), whose loads
+/// `ir/ranges.rs` proves in bounds when `w * w` fits the buffer: against the interpreter bit
+/// for bit in work-groups of 8 x 2 (eight lanes), 4 x 1 (four) and 3 x 1 (one work-item at a
+/// time), with an image that fits and one an element short, where the interpreter's
+/// out-of-bounds error (same work-item, same line) must come from the copy that tests. (One
+/// element: only the last work-item's last load is out of bounds. Where two work-items of a
+/// work-group fault at different loads, the one-work-item-at-a-time code names the first
+/// work-item to fault in its order, the interpreter the first load to fault in any: a
+/// difference of the compiled backend this test does not cover.)
+#[test]
+fn pitched_stencils_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    for inside in [false, true] {
+        let k = Kernel::build("blur", |k| {
+            let x = k.read::<f32>("x");
+            let y = k.write::<f32>("y");
+            let w = k.scalar::<u32>("w");
+            let (i, j) = (global_id(0), global_id(1));
+            let inner = i.ge(1u32).and(j.ge(1u32)).and((i + 1u32).lt(w)).and((j + 1u32).lt(w));
+            if_(inner, || {
+                let mut s = lit(0.0f32);
+                for dj in 0..3u32 {
+                    for di in 0..3u32 {
+                        let at = if inside {
+                            (j + dj - 1u32) * w + (i + di - 1u32)
+                        } else {
+                            (j + dj - 1u32) * w + i + di - 1u32
+                        };
+                        s = s + x.at(at) * (1.0f32 + (dj * 3 + di) as f32);
+                    }
+                }
+                y.set(j * w + i, s);
+            });
+        })
+        .unwrap();
+        assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+        let w = 37usize;
+        let run = |q: &Queue, local: [usize; 2], short: usize| {
+            let xs: Vec<f32> = (0..(w * w - short) as u64)
+                .map(|i| (spread(i) % 1000) as f32 / 7.0)
+                .collect();
+            let x = Buffer::from_slice(q, &xs).unwrap();
+            let y = Buffer::from_slice(q, &vec![-1.0f32; w * w]).unwrap();
+            k.launch(
+                q,
+                NdRange::covering([40, 38], local),
+                args![&x, &y, w as u32],
+            )
+            .map(|_| q.read(&y).unwrap())
+            .map_err(|e| e.to_string())
+        };
+        for local in [[8, 2], [4, 1], [3, 1]] {
+            let want = run(&interp, local, 0);
+            assert!(want.is_ok(), "{want:?}");
+            let got = run(&cpu, local, 0);
+            let bits = |v: &Result<Vec<f32>, String>| {
+                v.as_ref().map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()).ok()
+            };
+            assert_eq!(bits(&got), bits(&want), "inside {inside}, local {local:?}");
+            let want = run(&interp, local, 1);
+            assert!(want.as_ref().is_err_and(|e| e.contains("out of bounds")), "{want:?}");
+            assert_eq!(run(&cpu, local, 1), want, "inside {inside}, local {local:?}");
+        }
+    }
+}
+
 /// Shifts by an amount the lanes share (a literal, a scalar argument) are one vector shift in
 /// the vector variant (`simd.rs`' `vbinary`): the IR's masked amounts (`x << 35` is `x << 3`
 /// for 32 bits, `<< 70` is `<< 6` for 64), arithmetic shifts of signed values, logical of

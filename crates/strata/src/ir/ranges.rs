@@ -324,9 +324,36 @@ const ANY: (i128, i128) = (i128::MIN / 4, i128::MAX / 4);
 
 impl Analysis<'_> {
     fn push_fact(&mut self, x: ExprId, y: ExprId, c: i128) {
+        // `a + k <= y + c` with `a + k` exact (no wrap) is `a <= y + c - k`; `x <= b + k + c`
+        // with `b + k` exact is `x <= b + (c + k)`: the guard `i + 1 < w` bounds `i` itself
+        // (`i <= w - 2`). (Exact under the facts before this one.)
+        let (sx, sy) = (self.shifted(x), self.shifted(y));
         self.facts.push(Fact { x, y, c });
+        if let Some((a, k)) = sx {
+            self.facts.push(Fact { x: a, y, c: c - k });
+        }
+        if let Some((b, k)) = sy {
+            self.facts.push(Fact { x, y: b, c: c + k });
+        }
         self.ranges.clear();
         self.uppers.clear();
+    }
+
+    /// `e` as `a + k` (`k` a constant, negative for a subtraction) where the sum is exact.
+    fn shifted(&mut self, e: ExprId) -> Option<(ExprId, i128)> {
+        let (a, k) = match *self.f.exprs.get(e) {
+            Expr::Binary(BinaryOp::Add, a, b) => match (self.range(a), self.range(b)) {
+                (_, (l, h)) if l == h => (a, l),
+                ((l, h), _) if l == h => (b, l),
+                _ => return None,
+            },
+            Expr::Binary(BinaryOp::Sub, a, b) => match self.range(b) {
+                (l, h) if l == h => (a, -l),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        self.exact(e).map(|_| (a, k))
     }
 
     fn truncate(&mut self, mark: usize) {
@@ -660,6 +687,12 @@ impl Analysis<'_> {
     /// `u32`, so the lanes of a vector are consecutive) when `X * w + c + 1 <= 2^31`: the two
     /// preconditions (a negative `X * w` passes both: no work-item reaches the access, as
     /// `0 <= x <= X - 1` would not hold).
+    ///
+    /// Also with constants added to or subtracted from the whole, one after another (a
+    /// stencil's `(j + dj - 1) * w + i + di - 1`, read as `((x * w + i) + di) - 1`): their sum
+    /// `d` moves the bound to `X * w + c + d`, where `y` plus each partial sum stays at least
+    /// 0 (no partial result below 0, which would wrap), and the no-wrap precondition takes the
+    /// largest partial sum.
     fn pitched(&mut self, index: ExprId, limit: Limit) -> Option<Verdict> {
         if !matches!(limit, Limit::Len(_)) {
             return None;
@@ -668,7 +701,36 @@ impl Analysis<'_> {
         if t.width != 1 || !matches!(t.scalar, Scalar::I32 | Scalar::U32) {
             return None;
         }
-        let Expr::Binary(BinaryOp::Add, p, q) = *self.f.exprs.get(self.resolve(index)) else {
+        // The constants around the core, outermost first.
+        let mut core = self.resolve(index);
+        let mut steps: Vec<i128> = Vec::new();
+        loop {
+            let (inner, k) = match *self.f.exprs.get(core) {
+                Expr::Binary(BinaryOp::Add, a, b) => match (self.range(a), self.range(b)) {
+                    (_, (l, h)) if l == h && l >= 0 => (a, l),
+                    ((l, h), _) if l == h && l >= 0 => (b, l),
+                    _ => break,
+                },
+                Expr::Binary(BinaryOp::Sub, a, b) => match self.range(b) {
+                    (l, h) if l == h && l >= 0 => (a, -l),
+                    _ => break,
+                },
+                _ => break,
+            };
+            if steps.len() == 8 {
+                return None;
+            }
+            steps.push(k);
+            core = self.resolve(inner);
+        }
+        // Partial sums from the core outwards.
+        let (mut d, mut dmin, mut dmax) = (0i128, 0i128, 0i128);
+        for &k in steps.iter().rev() {
+            d += k;
+            dmin = dmin.min(d);
+            dmax = dmax.max(d);
+        }
+        let Expr::Binary(BinaryOp::Add, p, q) = *self.f.exprs.get(core) else {
             return None;
         };
         for (prod, y) in [(p, q), (q, p)] {
@@ -679,7 +741,7 @@ impl Analysis<'_> {
                 let Some(wt) = self.term(self.resolve(w)).and_then(Factor::of) else {
                     continue;
                 };
-                if self.range(w).0 < 0 || self.range(x).0 < 0 || self.range(y).0 < 0 {
+                if self.range(w).0 < 0 || self.range(x).0 < 0 || self.range(y).0 + dmin < 0 {
                     continue;
                 }
                 let xs: Vec<Factor> = self
@@ -698,7 +760,8 @@ impl Analysis<'_> {
                     continue;
                 };
                 let terms = vec![Term::Product(xt.min(wt), xt.max(wt))];
-                let offset = i64::try_from(cy + 1).ok()?;
+                let offset = i64::try_from(cy + 1 + d).ok()?;
+                let highest = i64::try_from(cy + 1 + dmax).ok()?;
                 return Some(Verdict::ProvenIf(vec![
                     Precondition {
                         terms: terms.clone(),
@@ -707,7 +770,7 @@ impl Analysis<'_> {
                     },
                     Precondition {
                         terms,
-                        offset,
+                        offset: highest,
                         limit: Limit::Fixed(1 << 31),
                     },
                 ]));
@@ -789,8 +852,11 @@ impl Analysis<'_> {
             // patterns' reduce and scan passes 3x slower on `cpu`. So does a constant bound
             // that large, an index type's maximum where nothing else bounds the index (a
             // loop's loads at `i + 15` below `min(start + 32, len(x))`): the whole region of
-            // a kernel with a barrier ran under masks, its loads lane by lane, 5x slower.)
-            if (wraps || b.terms.is_empty()) && offset > i32::MAX as i64 {
+            // a kernel with a barrier ran under masks, its loads lane by lane, 5x slower. And
+            // against a fixed-size array, whose length is below 2^31, such a bound never
+            // holds: `local_id(1) * 16`'s numeric bound, `(2^32 - 2) * 16`, would be taken for
+            // `tile[local_id(1) * 16 + local_id(0)]` as the precondition of fewest terms.)
+            if (b.wraps || b.terms.is_empty()) && offset > i32::MAX as i64 {
                 continue;
             }
             let p = Precondition {
@@ -880,6 +946,13 @@ impl Analysis<'_> {
                     | Builtin::SubGroupSize
                     | Builtin::MaxSubGroupSize
                     | Builtin::NumSubGroups => (1, thi),
+                    // Below a size of at most 2^32 - 1 (`NdRange` rejects larger global
+                    // sizes, and a work-group is no larger than the launch): `i + 1` of an
+                    // id cannot wrap.
+                    Builtin::GlobalId(_)
+                    | Builtin::LocalId(_)
+                    | Builtin::GroupId(_)
+                    | Builtin::LocalLinearId => (0, thi - 1),
                     _ => (0, thi),
                 },
             },
@@ -1866,6 +1939,83 @@ mod tests {
         );
     }
 
+    /// A guard on `i + 1` bounds `i` (an id is below 2^32 - 1, so the sum cannot wrap), and a
+    /// 3 x 3 stencil's pitched loads `(j + dj - 1) * w + i + di - 1` under `1 <= i, j` and
+    /// `i + 1, j + 1 < w` are in bounds when `w * w` (plus the largest load's offset) fits the
+    /// buffer and 2^31, written either way: with the column's constants inside or outside the
+    /// sum. Without the lower guard `i >= 1` (`i - 1` may be below 0) they are not.
+    #[test]
+    fn stencils_on_a_pitched_image() {
+        let k = Kernel::build("guard", |k| {
+            let a = k.read_write::<f32>("a");
+            let n = k.scalar::<u32>("n");
+            let i = global_id(0);
+            if_((i + 1u32).lt(n), || a.set(i, 0.0f32));
+        })
+        .unwrap();
+        assert_eq!(
+            verdict_of(&k, "a"),
+            needs(&k, &[Term::Param(param(&k, "n"))], -1, "a")
+        );
+        let blur = |inside: bool, low: bool| {
+            Kernel::build("blur", |k| {
+                let x = k.read::<f32>("x");
+                let y = k.write::<f32>("y");
+                let w = k.scalar::<u32>("w");
+                let (i, j) = (global_id(0), global_id(1));
+                let lo = if low { i.ge(1u32) } else { i.ge(0u32) };
+                let inner = lo.and(j.ge(1u32)).and((i + 1u32).lt(w)).and((j + 1u32).lt(w));
+                if_(inner, || {
+                    let mut s = lit(0.0f32);
+                    for dj in 0..3u32 {
+                        for di in 0..3u32 {
+                            s = s + x.at(if inside {
+                                (j + dj - 1u32) * w + (i + di - 1u32)
+                            } else {
+                                (j + dj - 1u32) * w + i + di - 1u32
+                            });
+                        }
+                    }
+                    y.set(j * w + i, s);
+                });
+            })
+            .unwrap()
+        };
+        let area = |k: &Kernel, len: i64, nowrap: i64, buffer: &str| {
+            let w = Factor::Param(param(k, "w"));
+            let terms = vec![Term::Product(w, w)];
+            Verdict::ProvenIf(vec![
+                Precondition {
+                    terms: terms.clone(),
+                    offset: len,
+                    limit: Limit::Len(param(k, buffer)),
+                },
+                Precondition {
+                    terms,
+                    offset: nowrap,
+                    limit: Limit::Fixed(1 << 31),
+                },
+            ])
+        };
+        for inside in [true, false] {
+            let k = blur(inside, true);
+            let v = verdicts(&k);
+            let ir = crate::ir::print::function_to_string(k.ir());
+            // Columns `i - 1`, `i`, `i + 1`: at most `w * w - 3`, `- 2`, `- 1` (the row is at
+            // most `w - 1`, the column at most `w - 1`); outside, the sum's partial results
+            // reach one more (`+ 2` before `- 1`).
+            for (n, (_, got)) in v.iter().take(9).enumerate() {
+                let c = (n % 3) as i64 - 2;
+                let nowrap = if inside { c } else { c + 1 };
+                assert_eq!(*got, area(&k, c, nowrap, "x"), "load {n} ({inside}): {ir}");
+            }
+            assert_eq!(v[9].1, area(&k, -1, -1, "y"), "{ir}");
+            let k = blur(inside, false);
+            let v = verdicts(&k);
+            assert_eq!(v[0].1, Verdict::Unproven, "{v:?}");
+        }
+    }
+
     #[test]
     fn constant_times_a_local_id() {
         // The tiled matmul's rows of a 16 x 16 tile: `ly * 16 + p` is at most
@@ -1997,8 +2147,8 @@ mod tests {
             tile.set(ly * 16u32 + lx, 1.0f32);
             barrier();
             let x = tile.at(ly * 16u32 + 15u32);
-            // Wraps at `lx` = 2^32 - 1 to element 0, which is in bounds: proven by the
-            // guard on the sum, without an offset (`lx + 1` is not below 2^32).
+            // Proven by the guard on the sum, with an offset: an id is below 2^32 - 1 (a
+            // launch's sizes are at most that), so `lx + 1` cannot wrap.
             let y = var(0.0f32);
             if_((lx + 1u32).lt(16u32), || y.set(tile.at(lx + 1u32)));
             // A sum whose range cannot wrap: an offset whatever the verdict.
@@ -2007,7 +2157,7 @@ mod tests {
         })
         .unwrap();
         let ir = crate::ir::print::function_to_string(k.ir());
-        assert_eq!(offsets(&k, "tile"), [None, Some(15), None], "{ir}");
+        assert_eq!(offsets(&k, "tile"), [None, Some(15), Some(1)], "{ir}");
         assert_eq!(offsets(&k, "a"), [Some(7)], "{ir}");
         assert!(matches!(verdict_of(&k, "a"), Verdict::ProvenIf(_)), "{ir}");
         let v: Vec<Verdict> = verdicts(&k)
