@@ -2643,8 +2643,9 @@ impl Gen<'_, '_> {
     /// of one (a tile's index, `row * n + t * 16 + tx`: a scalar, where the lanes would be
     /// computed and one extracted, which Cranelift does not fold); its operands by the same
     /// rule ([`LANE0_DEPTH`] deep), else lane 0 of their lanes ([`Gen::lane0`]). Same bits
-    /// as the lanes': these operations wrap alike in every lane. Four lanes only (the
-    /// eight-lane code lowers an index per half).
+    /// as the lanes': these operations wrap alike in every lane. In the eight-lane code, while
+    /// an access is lowered for a half ([`Gen::half`]), the half's first lane (lane 0 or 4),
+    /// its leaves taken from that half's register; elsewhere there, none.
     fn lane0_expr(&mut self, e: ExprId) -> Option<Value> {
         self.lane0_at(e, LANE0_DEPTH, &mut HashMap::new())
     }
@@ -2658,7 +2659,7 @@ impl Gen<'_, '_> {
         seen: &mut HashMap<ExprId, Value>,
     ) -> Option<Value> {
         let ty = self.f.exprs.ty(e);
-        if self.wide || !matches!(ty, Type::I32 | Type::U32) {
+        if (self.wide && self.half.is_none()) || !matches!(ty, Type::I32 | Type::U32) {
             return None;
         }
         match *self.f.exprs.get(e) {
@@ -2700,6 +2701,8 @@ impl Gen<'_, '_> {
             Some(x) => x,
             None => {
                 let v = match self.lookup(e) {
+                    // The eight lanes' value: the half's register.
+                    Some(v) if self.wide => v[self.half.unwrap_or(0) as usize],
                     Some(v) => v[0],
                     None => {
                         self.memo.push(Default::default());
