@@ -104,6 +104,36 @@ fn compute_baselines_agree_bit_for_bit() {
     let g = [Build::Default, fast].map(|b| blas::rayon_sgemm(b, &p, &q, e));
     assert_eq!(bits(&g[0]), bits(&g[1]), "sgemm");
 
+    // The blur on an edge that is not a multiple of the 8 lanes, against a serial blur.
+    let e = 29;
+    let x = data(e * e, 9);
+    let b = [Build::Default, fast].map(|b| {
+        let mut out = vec![0.0f32; e * e];
+        compute::blur_rayon(b, &x, e, &mut out);
+        out
+    });
+    assert_eq!(bits(&b[0]), bits(&b[1]), "blur");
+    let mut serial = x.clone();
+    for j in 1..e - 1 {
+        for i in 1..e - 1 {
+            let mut s = x[(j - 1) * e + i - 1];
+            for (dj, di) in [
+                (0, 1),
+                (0, 2),
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (2, 0),
+                (2, 1),
+                (2, 2),
+            ] {
+                s += x[(j + dj - 1) * e + i + di - 1];
+            }
+            serial[j * e + i] = s * (1.0f32 / 9.0);
+        }
+    }
+    assert_eq!(bits(&b[0]), bits(&serial), "blur against a serial blur");
+
     // ROF's three passes on an edge that is not a multiple of the 8 lanes.
     let n = 37;
     let f = fields::picture(n);

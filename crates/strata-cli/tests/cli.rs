@@ -484,7 +484,7 @@ fn bench_run_verifies_results() {
         assert_eq!(r.compile_s.is_some(), compute.is_some(), "{r:?}");
         assert_eq!(r.compile_cached_s.is_some(), compute.is_some(), "{r:?}");
         match r.bench {
-            "vadd" | "saxpy" | "mandelbrot" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            "vadd" | "saxpy" | "mandelbrot" | "blur" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
             // Counts, exactly; no flops.
             "histogram" => assert_eq!((r.rel_error, r.flops), (0.0, 0), "{r:?}"),
             _ if rof => assert!(r.rel_error <= bench::fields::TOLERANCE, "{r:?}"),
@@ -524,7 +524,7 @@ fn bench_run_verifies_results() {
     );
 }
 
-/// The compute benchmarks (`mandelbrot`, `nbody`, `matmul`, `histogram`) run on the compiled
+/// The compute benchmarks (`mandelbrot`, `nbody`, `matmul`, `blur`, `histogram`) run on the compiled
 /// CPU backend and on the interpreter at a small size, each checked against its rayon baseline
 /// by the run itself (a mismatch fails it), with flops (none for the histogram) and both
 /// compile times; the table shows the compile times.
@@ -540,8 +540,8 @@ fn bench_compute_kernels_run_and_are_checked() {
         for big in [bench::DEFAULT_SIZE, usize::MAX] {
             let full: Vec<_> = BENCHES.iter().map(|b| problem_size(b, info, big)).collect();
             let want = match spec {
-                "cpu" => [2048, 16384, 1024, 1 << 24],
-                _ => [512, 4096, 406, 1 << 20],
+                "cpu" => [2048, 16384, 1024, 4096, 1 << 24],
+                _ => [512, 4096, 406, 1024, 1 << 20],
             };
             assert_eq!(full, want.map(Some), "{spec}");
         }
@@ -566,13 +566,18 @@ fn bench_compute_kernels_run_and_are_checked() {
             assert!(r.compile_s.is_some_and(|s| s > 0.0), "{r:?}");
             assert!(r.compile_cached_s.is_some_and(|s| s > 0.0), "{r:?}");
             match name {
-                "mandelbrot" | "histogram" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+                "mandelbrot" | "histogram" | "blur" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
                 _ => assert!(r.rel_error <= bench::compute::TOLERANCE, "{r:?}"),
             }
             match name {
                 "nbody" => assert_eq!(r.flops, 20 * (r.n * r.n) as u64, "{r:?}"),
                 "matmul" => assert_eq!(r.flops, 2 * (r.n * r.n * r.n) as u64, "{r:?}"),
                 "histogram" => assert_eq!((r.flops, r.bytes), (0, 4 * r.n as u64), "{r:?}"),
+                "blur" => assert_eq!(
+                    (r.flops, r.bytes),
+                    (9 * ((r.n - 2) * (r.n - 2)) as u64, 8 * (r.n * r.n) as u64),
+                    "{r:?}"
+                ),
                 // 8 per iteration: at least one iteration per pixel, at most the limit.
                 _ => assert!(
                     r.flops >= 8 * (r.n * r.n) as u64 && r.flops <= 8 * 256 * (r.n * r.n) as u64,

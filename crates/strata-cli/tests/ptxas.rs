@@ -33,6 +33,7 @@ use strata_cli::bench::{self, BenchOptions};
 #[rustfmt::skip]
 const BUDGETS: &[(&str, u32, u32)] = &[
     ("argmin_f32/pattern_reduce", 32, 0), // sm_90 32, sm_80 32
+    ("bench/bench_blur", 32, 0), // sm_90 28, sm_80 26
     ("bench/bench_dot", 32, 0), // sm_90 32, sm_80 32
     ("bench/bench_histogram", 16, 0), // sm_90 10, sm_80 10
     ("bench/bench_mandelbrot", 16, 0), // sm_90 14, sm_80 14

@@ -1,6 +1,6 @@
 //! The compute-bound benchmarks of `strata bench`: three classic kernels written with the
-//! builder ([`Kernel::build`]), and a histogram bound by its atomics, each beside a
-//! hand-written rayon baseline on the host in the same run (see [`crate::bench`] for the timing rule and the table). The baseline is rayon on
+//! builder ([`Kernel::build`]), a 3 x 3 blur, and a histogram bound by its atomics, each
+//! beside a hand-written rayon baseline on the host in the same run (see [`crate::bench`] for the timing rule and the table). The baseline is rayon on
 //! every device, CUDA ones included.
 //!
 //! | bench        | computation                                                    | `n`     | flops                       |
@@ -9,6 +9,7 @@
 //! | `nbody`      | one all-pairs step of softened gravity: the acceleration of each of `n` bodies | 16384 | [`NBODY_FLOPS`] (20) per interaction, `n^2` interactions |
 //! | `matmul`     | `C = A B`, `n x n` `f32` matrices, [`TILE`] x [`TILE`] local-memory tiles | 1024 | `2 n^3` |
 //! | `histogram`  | counts of the top 8 bits of `n` `u32` keys ([`HISTOGRAM_BINS`] bins) | 2^24 | none (`4 n` bytes read) |
+//! | `blur`       | 3 x 3 box blur of an `n x n` `f32` image (the border copied) | 4096 | 9 per interior pixel (`8 n^2` bytes moved) |
 //!
 //! **Kernels.**
 //! - `mandelbrot`: one work-item per pixel (a 1-D range over the `n^2` pixels, work-groups of
@@ -29,6 +30,11 @@
 //!   element of the current tiles of `A` and `B` into local memory, waits at a barrier,
 //!   accumulates the 16 products (unrolled at build time) and waits again before the next
 //!   tiles. Sizes that are not multiples of 16 are covered with whole work-groups and guarded.
+//! - `blur`: one work-item per pixel in work-groups of [`BLUR_GROUP`] x [`BLUR_GROUP`], the
+//!   image pitched by its edge `w` (a scalar argument): an interior pixel (`1 <= i, j` and
+//!   `i + 1, j + 1 < w`) is the sum of its 3 x 3 neighbourhood, read at `(j + dj - 1) * w + i +
+//!   di - 1` row by row, times `1 / 9`; a border pixel is copied. As an image filter is first
+//!   written for a GPU: guarded, pitched, no local memory.
 //! - `histogram`: one work-item per key, `bins.atomic_add(key >> 24, 1)` on the buffer of
 //!   counts, as a GPU histogram is first written (no local-memory copy per work-group: the
 //!   kernel as users write it, not [`strata::patterns`]' histogram). The keys are a hash of
@@ -45,6 +51,8 @@
 //!   same order and with the same operations as a strata work-item.
 //! - `matmul`: the SGEMM baseline of [`crate::bench::blas`] (rows of `C` in parallel, `k` in
 //!   blocks of 64, the inner loop over a row of `B` vectorized).
+//! - `blur`: rows in parallel, each pixel's nine loads added in the kernel's order (the
+//!   inner loop over a row's pixels vectorized).
 //! - `histogram`: chunks of [`HISTOGRAM_CHUNK`] keys in parallel, each counted into a
 //!   histogram of its own with plain adds, the chunks' histograms added (rayon's `fold` and
 //!   `reduce`): what a Rust programmer writes instead of atomics.
@@ -57,12 +65,13 @@
 //! of a body's acceleration vector (Euclidean norm), relative to the largest acceleration,
 //! at most [`TOLERANCE`]. `matmul`: the relative Frobenius norm of `C - C_baseline`, at most
 //! [`TOLERANCE`]. Every repetition starts from an output filled with NaN (`u32::MAX` for the
-//! counts). `histogram`: the counts must equal the baseline's exactly.
+//! counts). `histogram`: the counts must equal the baseline's exactly. `blur`: the pixels must
+//! equal the baseline's bit for bit (the same additions in the same order, no contraction).
 //!
 //! **Size.** At the default `--size` (2^24) and above, the sizes in the table. A smaller
 //! `--size` scales each problem's work down by `size / 2^24`: pixels (`n^2`) for
 //! `mandelbrot`, interactions (`n^2`) for `nbody`, multiply-adds (`n^3`) for `matmul`, keys
-//! for `histogram` ([`problem_size`]). On the interpreter (`interp`, several times slower than the compiled
+//! for `histogram`, pixels for `blur` ([`problem_size`]). On the interpreter (`interp`, several times slower than the compiled
 //! `cpu` backend on these kernels, and 10 to 100 times slower than the baselines) the work is a
 //! further [`INTERP_WORK_DIVISOR`] times smaller: 512 x 512 pixels, 4096 bodies, 406 x 406
 //! matrices at the default size. The `n` column says the size used.
@@ -85,7 +94,13 @@ use strata::prelude::*;
 use strata::{BackendKind, DeviceInfo};
 
 /// The compute-bound benchmarks, in the order they run.
-pub const BENCHES: [&str; 4] = ["mandelbrot", "nbody", "matmul", "histogram"];
+pub const BENCHES: [&str; 5] = ["mandelbrot", "nbody", "matmul", "blur", "histogram"];
+
+/// The image edge of `blur` at the default size: 4096 x 4096 pixels.
+pub const BLUR_EDGE: usize = 4096;
+
+/// The work-groups of `blur`: `BLUR_GROUP x BLUR_GROUP` work-items.
+pub const BLUR_GROUP: usize = 16;
 
 /// The bins of `histogram`: the top 8 bits of each key.
 pub const HISTOGRAM_BINS: usize = 256;
@@ -138,6 +153,7 @@ pub fn problem_size(bench: &str, info: &DeviceInfo, size: usize) -> Option<usize
         "nbody" => Some(scaled(NBODY_BODIES, 1.0 / 2.0)),
         "matmul" => Some(scaled(MATMUL_EDGE, 1.0 / 3.0)),
         "histogram" => Some(scaled(DEFAULT_SIZE, 1.0)),
+        "blur" => Some(scaled(BLUR_EDGE, 1.0 / 2.0).max(3)),
         _ => None,
     }
 }
@@ -156,6 +172,7 @@ pub(crate) fn run(
         "mandelbrot" => bench_mandelbrot(q, n, reps),
         "nbody" => bench_nbody(q, n, reps),
         "histogram" => bench_histogram(q, n, reps),
+        "blur" => bench_blur(q, n, reps),
         _ => bench_matmul(q, n, reps),
     }
 }
@@ -402,6 +419,129 @@ fn bench_mandelbrot(q: &Queue, edge: usize, reps: usize) -> Result<BenchResult, 
         compile_s: Some(compile_s),
         compile_cached_s: Some(compile_cached_s),
         ..result(q, "mandelbrot", edge, reps, range, 4 * pixels as u64)
+            .times(strata_s, baseline_s, rel_error)
+            .with_avx2(avx2_s)
+    })
+}
+
+/// The kernel of `blur` (see the module docs). Arguments: `x` (`f32`, read, `w * w` pixels),
+/// `y` (`f32`, written), `w` (`u32`, the edge).
+pub fn blur_kernel() -> strata::Result<Kernel> {
+    Kernel::build("bench_blur", |k| {
+        let x = k.read::<f32>("x");
+        let y = k.write::<f32>("y");
+        let w = k.scalar::<u32>("w");
+        let (i, j) = (global_id(0), global_id(1));
+        if_(i.lt(w).and(j.lt(w)), || {
+            let at = j * w + i;
+            let inner = i
+                .ge(1u32)
+                .and(j.ge(1u32))
+                .and((i + 1u32).lt(w))
+                .and((j + 1u32).lt(w));
+            if_(inner, || {
+                let mut s: Option<Expr<f32>> = None;
+                for dj in 0..3u32 {
+                    for di in 0..3u32 {
+                        let v = x.at((j + dj - 1u32) * w + i + di - 1u32);
+                        s = Some(s.map_or(v, |s| s + v));
+                    }
+                }
+                y.set(at, s.expect("nine loads") * (1.0f32 / 9.0));
+            })
+            .else_(|| y.set(at, x.at(at)));
+        });
+    })
+}
+
+two_builds! {
+    /// Row `j` of `blur` of the `w x w` image `x` (`w` the length of `out`), compiled for
+    /// `build`.
+    fn blur_row(x: &[f32], j: usize, out: &mut [f32]) {
+        let w = out.len();
+        if j == 0 || j + 1 == w {
+            out.copy_from_slice(&x[j * w..(j + 1) * w]);
+            return;
+        }
+        let (up, mid, down) = (
+            &x[(j - 1) * w..j * w],
+            &x[j * w..(j + 1) * w],
+            &x[(j + 1) * w..(j + 2) * w],
+        );
+        out[0] = mid[0];
+        out[w - 1] = mid[w - 1];
+        // Nine slices of the inner pixels' length, so that the loop has no bounds tests
+        // and vectorizes.
+        let o = &mut out[1..w - 1];
+        let n = o.len();
+        let [u0, u1, u2, m0, m1, m2, d0, d1, d2] = [
+            &up[..n],
+            &up[1..n + 1],
+            &up[2..n + 2],
+            &mid[..n],
+            &mid[1..n + 1],
+            &mid[2..n + 2],
+            &down[..n],
+            &down[1..n + 1],
+            &down[2..n + 2],
+        ];
+        for i in 0..n {
+            let s = u0[i] + u1[i] + u2[i] + m0[i] + m1[i] + m2[i] + d0[i] + d1[i] + d2[i];
+            o[i] = s * (1.0f32 / 9.0);
+        }
+    }
+}
+
+/// `blur` of the `w x w` image `x` into `out` (as many pixels), with rayon over rows, the
+/// loops compiled for `build`.
+pub fn blur_rayon(build: Build, x: &[f32], w: usize, out: &mut [f32]) {
+    out.par_chunks_mut(w)
+        .enumerate()
+        .for_each(|(j, row)| blur_row(build, x, j, row));
+}
+
+/// Checks `blur`'s pixels: `got` must equal `want` bit for bit. Returns the fraction of
+/// differing pixels (0); fails naming the first difference.
+fn check_pixels(bench: &'static str, got: &[f32], want: &[f32]) -> Result<f64, BenchError> {
+    let bits = |v: &[f32]| v.par_iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    check_counts(bench, &bits(got), &bits(want))
+}
+
+fn bench_blur(q: &Queue, w: usize, reps: usize) -> Result<BenchResult, BenchError> {
+    let (k, compile_s, compile_cached_s) = compile_times(q.device(), reps, blur_kernel)?;
+    let pixels = w * w;
+    let x = host_data(pixels, 31)?;
+    let xb = Buffer::from_slice(q, &x)?;
+    let yb = Buffer::<f32>::new(q.device(), pixels)?;
+    let range = NdRange::covering([w, w], [BLUR_GROUP, BLUR_GROUP]);
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            q.fill(&yb, f32::NAN, 0..pixels)?;
+            let t = Instant::now();
+            k.launch(q, range, args![&xb, &yb, w as u32])?;
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |build, want: &mut Vec<f32>| -> Result<f64, BenchError> {
+            // Written in place, as strata's output is: allocated (and its pages touched) by
+            // the warm-up run, not timed.
+            if want.len() != pixels {
+                *want = vec![f32::NAN; pixels];
+            }
+            let t = Instant::now();
+            blur_rayon(build, &x, w, want);
+            std::hint::black_box(&want);
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |got, want| check_pixels("blur (the AVX2+FMA baseline)", got, want).map(|_| ()),
+    )?;
+    let rel_error = check_pixels("blur", &q.read(&yb)?, &want)?;
+    let inner = (w.saturating_sub(2) * w.saturating_sub(2)) as u64;
+    Ok(BenchResult {
+        flops: 9 * inner,
+        compile_s: Some(compile_s),
+        compile_cached_s: Some(compile_cached_s),
+        ..result(q, "blur", w, reps, range, 8 * pixels as u64)
             .times(strata_s, baseline_s, rel_error)
             .with_avx2(avx2_s)
     })
