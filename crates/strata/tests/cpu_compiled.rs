@@ -5164,7 +5164,11 @@ fn pitched_stencils_agree_with_the_interpreter() {
             let y = k.write::<f32>("y");
             let w = k.scalar::<u32>("w");
             let (i, j) = (global_id(0), global_id(1));
-            let inner = i.ge(1u32).and(j.ge(1u32)).and((i + 1u32).lt(w)).and((j + 1u32).lt(w));
+            let inner = i
+                .ge(1u32)
+                .and(j.ge(1u32))
+                .and((i + 1u32).lt(w))
+                .and((j + 1u32).lt(w));
             if_(inner, || {
                 let mut s = lit(0.0f32);
                 for dj in 0..3u32 {
@@ -5202,12 +5206,21 @@ fn pitched_stencils_agree_with_the_interpreter() {
             assert!(want.is_ok(), "{want:?}");
             let got = run(&cpu, local, 0);
             let bits = |v: &Result<Vec<f32>, String>| {
-                v.as_ref().map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()).ok()
+                v.as_ref()
+                    .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                    .ok()
             };
             assert_eq!(bits(&got), bits(&want), "inside {inside}, local {local:?}");
             let want = run(&interp, local, 1);
-            assert!(want.as_ref().is_err_and(|e| e.contains("out of bounds")), "{want:?}");
-            assert_eq!(run(&cpu, local, 1), want, "inside {inside}, local {local:?}");
+            assert!(
+                want.as_ref().is_err_and(|e| e.contains("out of bounds")),
+                "{want:?}"
+            );
+            assert_eq!(
+                run(&cpu, local, 1),
+                want,
+                "inside {inside}, local {local:?}"
+            );
         }
     }
 }

@@ -1964,7 +1964,10 @@ mod tests {
                 let w = k.scalar::<u32>("w");
                 let (i, j) = (global_id(0), global_id(1));
                 let lo = if low { i.ge(1u32) } else { i.ge(0u32) };
-                let inner = lo.and(j.ge(1u32)).and((i + 1u32).lt(w)).and((j + 1u32).lt(w));
+                let inner = lo
+                    .and(j.ge(1u32))
+                    .and((i + 1u32).lt(w))
+                    .and((j + 1u32).lt(w));
                 if_(inner, || {
                     let mut s = lit(0.0f32);
                     for dj in 0..3u32 {
