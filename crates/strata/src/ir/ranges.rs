@@ -194,7 +194,7 @@ impl Verdict {
 pub struct Proof {
     accesses: HashMap<(Mem, ExprId), Verdict>,
     /// [`Proof::offset`]'s answers (`None` where an occurrence had none).
-    offsets: HashMap<(Mem, ExprId), Option<(ExprId, u32)>>,
+    offsets: HashMap<(Mem, ExprId), Option<(ExprId, i64)>>,
 }
 
 const UNPROVEN: Verdict = Verdict::Unproven;
@@ -225,12 +225,14 @@ impl Proof {
         }
     }
 
-    /// Where the access at `index` of `mem` is at `a + k` (`k` a constant) and, wherever its
-    /// verdict holds, `a` is at least 0 and `a + k` does not wrap in its type: `(a, k)`, so
-    /// that a backend may address element `a` and add `k` elements as a constant offset (one
-    /// address for `tile[r + 0]` to `tile[r + 15]`). Only for an access the verdict proves
-    /// (once its preconditions are tested), or whose sum cannot wrap at all.
-    pub fn offset(&self, mem: Mem, index: ExprId) -> Option<(ExprId, u32)> {
+    /// Where the access at `index` of `mem` is at `a + k` (`k` a constant, negative for a
+    /// difference) and, wherever its verdict holds, `a` and `a + k` are at least 0 and
+    /// `a + k` does not wrap in its type: `(a, k)`, so that a backend may address element `a`
+    /// and add `k` elements as a constant offset (one address for `tile[r + 0]` to
+    /// `tile[r + 15]`, and for a stencil's `(row * w + i) - 1`, `+ 0`, `+ 1`). Only for an
+    /// access the verdict proves (once its preconditions are tested), or whose sum cannot
+    /// wrap at all.
+    pub fn offset(&self, mem: Mem, index: ExprId) -> Option<(ExprId, i64)> {
         self.offsets.get(&(mem, index)).copied().flatten()
     }
 
@@ -301,7 +303,7 @@ struct Analysis<'f> {
     /// ranges computed meanwhile.
     group_max: [Option<i128>; 3],
     out: HashMap<(Mem, ExprId), Verdict>,
-    offsets: HashMap<(Mem, ExprId), Option<(ExprId, u32)>>,
+    offsets: HashMap<(Mem, ExprId), Option<(ExprId, i64)>>,
 }
 
 /// The values of integer scalar type `s`; `None` for other types.
@@ -500,7 +502,7 @@ impl Analysis<'_> {
 
     /// The verdict of one access at `index` of `mem`, under the current facts, and its
     /// [`Proof::offset`].
-    fn judge(&mut self, mem: Mem, index: ExprId) -> (Verdict, Option<(ExprId, u32)>) {
+    fn judge(&mut self, mem: Mem, index: ExprId) -> (Verdict, Option<(ExprId, i64)>) {
         let t = self.f.exprs.ty(index);
         if t.width != 1 || !t.scalar.is_int() {
             return (Verdict::Unproven, None);
@@ -534,8 +536,8 @@ impl Analysis<'_> {
             }
         };
         if v == Verdict::Unproven {
-            if let Some(pitched) = self.pitched(index, limit) {
-                return (pitched, None);
+            if let Some((pitched, offset)) = self.pitched(index, limit) {
+                return (pitched, Some(offset));
             }
             if let Limit::Fixed(n) = limit {
                 if let Some(within) = self.within_group(index, n) {
@@ -550,7 +552,7 @@ impl Analysis<'_> {
             return (v, None);
         };
         if self.exact(index).is_some() {
-            return (v, Some((a, k)));
+            return (v, Some((a, k as i64)));
         }
         if !matches!(limit, Limit::Fixed(n) if n <= i32::MAX as u32) {
             return (v, None);
@@ -568,7 +570,7 @@ impl Analysis<'_> {
             (_, Verdict::Unproven) | (Verdict::Proven, Verdict::ProvenIf(_)) => (v, None),
             _ => {
                 v = vs;
-                (v, Some((a, k)))
+                (v, Some((a, k as i64)))
             }
         }
     }
@@ -580,7 +582,7 @@ impl Analysis<'_> {
     /// kk]`, its row `ty` of register tiles derived from `local_id(0)` by divisions, which no
     /// sum of terms bounds). `None` where no such bound does (nor `2^0`). With the verdict,
     /// the access's [`Proof::offset`] where its sum cannot wrap under that bound.
-    fn within_group(&mut self, index: ExprId, n: u32) -> Option<(Verdict, Option<(ExprId, u32)>)> {
+    fn within_group(&mut self, index: ExprId, n: u32) -> Option<(Verdict, Option<(ExprId, i64)>)> {
         let dims = self.local_dims(index);
         if !dims.contains(&true) {
             return None;
@@ -636,7 +638,7 @@ impl Analysis<'_> {
                 limit: Limit::Fixed(1 << ok),
             })
             .collect();
-        Some((Verdict::ProvenIf(pres), off))
+        Some((Verdict::ProvenIf(pres), off.map(|(a, k)| (a, k as i64))))
     }
 
     /// The dimensions whose local id or size `e` reads (through `let`s and loop counters'
@@ -692,8 +694,9 @@ impl Analysis<'_> {
     /// stencil's `(j + dj - 1) * w + i + di - 1`, read as `((x * w + i) + di) - 1`): their sum
     /// `d` moves the bound to `X * w + c + d`, where `y` plus each partial sum stays at least
     /// 0 (no partial result below 0, which would wrap), and the no-wrap precondition takes the
-    /// largest partial sum.
-    fn pitched(&mut self, index: ExprId, limit: Limit) -> Option<Verdict> {
+    /// largest partial sum. Under those preconditions the index is the core plus the sum,
+    /// exactly: returned as its [`Proof::offset`] (the core, the sum).
+    fn pitched(&mut self, index: ExprId, limit: Limit) -> Option<(Verdict, (ExprId, i64))> {
         if !matches!(limit, Limit::Len(_)) {
             return None;
         }
@@ -762,7 +765,8 @@ impl Analysis<'_> {
                 let terms = vec![Term::Product(xt.min(wt), xt.max(wt))];
                 let offset = i64::try_from(cy + 1 + d).ok()?;
                 let highest = i64::try_from(cy + 1 + dmax).ok()?;
-                return Some(Verdict::ProvenIf(vec![
+                let at = (core, i64::try_from(d).ok()?);
+                let verdict = Verdict::ProvenIf(vec![
                     Precondition {
                         terms: terms.clone(),
                         offset,
@@ -773,7 +777,8 @@ impl Analysis<'_> {
                         offset: highest,
                         limit: Limit::Fixed(1 << 31),
                     },
-                ]));
+                ]);
+                return Some((verdict, at));
             }
         }
         None
@@ -2013,6 +2018,14 @@ mod tests {
                 assert_eq!(*got, area(&k, c, nowrap, "x"), "load {n} ({inside}): {ir}");
             }
             assert_eq!(v[9].1, area(&k, -1, -1, "y"), "{ir}");
+            // The offsets: outside, the row's core `(j + dj - 1) * w + i` plus -1, 0, 1, so
+            // that a row's three loads share one address.
+            let k3 = |k: i64| if inside { Some(0) } else { Some(k) };
+            assert_eq!(
+                offsets(&k, "x"),
+                [-1, 0, 1, -1, 0, 1, -1, 0, 1].map(k3),
+                "{ir}"
+            );
             let k = blur(inside, false);
             let v = verdicts(&k);
             assert_eq!(v[0].1, Verdict::Unproven, "{v:?}");
@@ -2124,7 +2137,7 @@ mod tests {
     }
 
     /// The constant offsets ([`Proof::offset`]) of `k`'s accesses to `mem`, in order.
-    fn offsets(k: &Kernel, mem: &str) -> Vec<Option<u32>> {
+    fn offsets(k: &Kernel, mem: &str) -> Vec<Option<i64>> {
         let f = k.ir();
         let proof = Proof::of(f);
         let mut out = Vec::new();

@@ -2523,7 +2523,7 @@ impl Gen<'_, '_> {
             .size() as i64;
         let base = self.mem_base_len(mem).0;
         let (at, k) = match self.proof.offset(mem, index) {
-            Some((a, k)) if k as i64 * size <= i32::MAX as i64 => (a, k as i64),
+            Some((a, k)) if (k * size).abs() <= i32::MAX as i64 => (a, k),
             _ => (index, 0),
         };
         let is = self.f.exprs.ty(at).scalar;
