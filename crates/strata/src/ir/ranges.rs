@@ -343,19 +343,26 @@ impl Analysis<'_> {
 
     /// `e` as `a + k` (`k` a constant, negative for a subtraction) where the sum is exact.
     fn shifted(&mut self, e: ExprId) -> Option<(ExprId, i128)> {
-        let (a, k) = match *self.f.exprs.get(e) {
+        let (a, k) = self.constant_step(e, false)?;
+        self.exact(e).map(|_| (a, k))
+    }
+
+    /// `e` as `a + k` or `a - c` (`k = -c`), the constant operand `k` or `c` (at least 0 where
+    /// `nonnegative`): `(a, k)`, whether or not the operation wraps.
+    fn constant_step(&mut self, e: ExprId, nonnegative: bool) -> Option<(ExprId, i128)> {
+        let fits = |l: i128| !nonnegative || l >= 0;
+        match *self.f.exprs.get(e) {
             Expr::Binary(BinaryOp::Add, a, b) => match (self.range(a), self.range(b)) {
-                (_, (l, h)) if l == h => (a, l),
-                ((l, h), _) if l == h => (b, l),
-                _ => return None,
+                (_, (l, h)) if l == h && fits(l) => Some((a, l)),
+                ((l, h), _) if l == h && fits(l) => Some((b, l)),
+                _ => None,
             },
             Expr::Binary(BinaryOp::Sub, a, b) => match self.range(b) {
-                (l, h) if l == h => (a, -l),
-                _ => return None,
+                (l, h) if l == h && fits(l) => Some((a, -l)),
+                _ => None,
             },
-            _ => return None,
-        };
-        self.exact(e).map(|_| (a, k))
+            _ => None,
+        }
     }
 
     fn truncate(&mut self, mark: usize) {
@@ -707,19 +714,7 @@ impl Analysis<'_> {
         // The constants around the core, outermost first.
         let mut core = self.resolve(index);
         let mut steps: Vec<i128> = Vec::new();
-        loop {
-            let (inner, k) = match *self.f.exprs.get(core) {
-                Expr::Binary(BinaryOp::Add, a, b) => match (self.range(a), self.range(b)) {
-                    (_, (l, h)) if l == h && l >= 0 => (a, l),
-                    ((l, h), _) if l == h && l >= 0 => (b, l),
-                    _ => break,
-                },
-                Expr::Binary(BinaryOp::Sub, a, b) => match self.range(b) {
-                    (l, h) if l == h && l >= 0 => (a, -l),
-                    _ => break,
-                },
-                _ => break,
-            };
+        while let Some((inner, k)) = self.constant_step(core, true) {
             if steps.len() == 8 {
                 return None;
             }

@@ -1523,9 +1523,26 @@ impl<'a, 'b> Gen<'a, 'b> {
         out
     }
 
-    /// Atomic `op` on the element of `mem` (of scalar `s`) at `a`: [`Gen::atomic_inline`], or
-    /// the helper's call where that leaves it; on a buffer a launch may keep per thread, both
-    /// the plain operation of local memory and the atomic ([`Gen::on_kept`]).
+    /// Atomic `op` as [`Gen::atomic_inline`] emits it (`local`: the plain load, operation and
+    /// store), or the helper's call where that leaves it; returns the old value.
+    pub(super) fn atomic_or_call(
+        &mut self,
+        local: bool,
+        s: Scalar,
+        op: crate::ir::AtomicOp,
+        a: Value,
+        v: Value,
+        c: Option<Value>,
+    ) -> Value {
+        match self.atomic_inline(local, s, op, a, v, c) {
+            Some(old) => old,
+            None => self.atomic_call(s, op, a, v, c),
+        }
+    }
+
+    /// Atomic `op` on the element of `mem` (of scalar `s`) at `a` ([`Gen::atomic_or_call`]);
+    /// on a buffer a launch may keep per thread, both the plain operation of local memory and
+    /// the atomic ([`Gen::on_kept`]).
     pub(super) fn atomic(
         &mut self,
         mem: Mem,
@@ -1535,17 +1552,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         v: Value,
         c: Option<Value>,
     ) -> Value {
-        let Some(p) = self.kept(mem) else {
-            return match self.atomic_inline(matches!(mem, Mem::Local(_)), s, op, a, v, c) {
-                Some(old) => old,
-                None => self.atomic_call(s, op, a, v, c),
-            };
-        };
-        self.on_kept(p, &[cl_ty(s)], &mut |g, own| {
-            vec![g
-                .atomic_inline(own, s, op, a, v, c)
-                .expect("a 32- or 64-bit integer operation (`privatize::candidates`)")]
-        })[0]
+        match self.kept(mem) {
+            Some(p) => self.on_kept(p, &[cl_ty(s)], &mut |g, own| {
+                vec![g.atomic_or_call(own, s, op, a, v, c)]
+            })[0],
+            None => self.atomic_or_call(matches!(mem, Mem::Local(_)), s, op, a, v, c),
+        }
     }
 
     /// The start of code lowered twice: branches on `all` (an `i8`) to a fast copy (taken

@@ -86,10 +86,10 @@ pub(super) fn candidates(f: &Function) -> Vec<Private> {
                 op,
                 ..
             } => (*mem, Merge::of(*op)),
-            Stmt::Load { mem, .. } | Stmt::Store { mem, .. } | Stmt::AtomicLoad { mem, .. } => {
-                (*mem, None)
-            }
-            Stmt::Atomic { mem, .. } => (*mem, None),
+            Stmt::Load { mem, .. }
+            | Stmt::Store { mem, .. }
+            | Stmt::AtomicLoad { mem, .. }
+            | Stmt::Atomic { mem, .. } => (*mem, None),
             _ => return,
         };
         let Some(p) = f.mem_buffer(mem) else { return };
@@ -134,7 +134,7 @@ pub(super) fn choose(candidates: &[Private], args: &[ArgValue], work_items: u64)
         let bytes = len.saturating_mul(c.scalar.size() as u64);
         let alias = args.iter().enumerate().any(|(j, a)| {
             j != c.param.index()
-                && matches!(a, ArgValue::Buffer { mem: m, .. } if std::ptr::addr_eq(std::sync::Arc::as_ptr(m), std::sync::Arc::as_ptr(mem)))
+                && matches!(a, ArgValue::Buffer { mem: m, .. } if std::sync::Arc::ptr_eq(m, mem))
         });
         if *len > 0
             && bytes <= MAX_BYTES

@@ -2737,18 +2737,14 @@ impl Gen<'_, '_> {
         if let Some(arg) = self.splat_arg(v, types::I32) {
             return Some(arg);
         }
+        if let Some(bytes) = self.vconst_bytes(v) {
+            let x = u32::from_le_bytes(bytes.get(0..4)?.try_into().ok()?);
+            return Some(self.b.ins().iconst(types::I32, x as i64));
+        }
         let cl::ValueDef::Result(inst, 0) = dfg.value_def(v) else {
             return None;
         };
         match dfg.insts[inst] {
-            cl::InstructionData::UnaryConst {
-                opcode: cl::Opcode::Vconst,
-                constant_handle,
-            } => {
-                let bytes = dfg.constants.get(constant_handle).as_slice();
-                let x = u32::from_le_bytes(bytes.get(0..4)?.try_into().ok()?);
-                Some(self.b.ins().iconst(types::I32, x as i64))
-            }
             cl::InstructionData::Binary {
                 opcode: op @ (cl::Opcode::Iadd | cl::Opcode::Isub | cl::Opcode::Imul),
                 args: [a, b],
@@ -3412,10 +3408,7 @@ impl Gen<'_, '_> {
                     Some((o, v, c)) => {
                         let vk = lane(g, v);
                         let ck = c.as_ref().map(|c| lane(g, c));
-                        match g.atomic_inline(own, s, *o, a, vk, ck) {
-                            Some(old) => old,
-                            None => g.atomic_call(s, *o, a, vk, ck),
-                        }
+                        g.atomic_or_call(own, s, *o, a, vk, ck)
                     }
                     None => g.b.ins().atomic_load(cl_ty(s), MemFlags::new(), a),
                 };
@@ -5206,20 +5199,9 @@ impl Gen<'_, '_> {
     /// The value every lane of every register of `x` (lanes of `s`, 32 or 64 bits) holds,
     /// where they are one constant (`vconst`) with equal lanes.
     fn const_lanes(&self, x: &[Value], s: Scalar) -> Option<i64> {
-        let dfg = &self.b.func.dfg;
         let mut value = None;
         for &v in x {
-            let cl::ValueDef::Result(inst, 0) = dfg.value_def(v) else {
-                return None;
-            };
-            let cl::InstructionData::UnaryConst {
-                opcode: cl::Opcode::Vconst,
-                constant_handle,
-            } = dfg.insts[inst]
-            else {
-                return None;
-            };
-            let bytes = dfg.constants.get(constant_handle).as_slice();
+            let bytes = self.vconst_bytes(v)?;
             let size = s.size();
             let lane = |i: usize| {
                 let mut w = [0u8; 8];
@@ -5235,6 +5217,21 @@ impl Gen<'_, '_> {
             value = Some(first);
         }
         value
+    }
+
+    /// The bytes of the constant `v` is, where it is a `vconst`.
+    fn vconst_bytes(&self, v: Value) -> Option<&[u8]> {
+        let dfg = &self.b.func.dfg;
+        let cl::ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            cl::InstructionData::UnaryConst {
+                opcode: cl::Opcode::Vconst,
+                constant_handle,
+            } => Some(dfg.constants.get(constant_handle).as_slice()),
+            _ => None,
+        }
     }
 
     /// The scalar (of type `ty`) that `v` is a `splat` of, where it is one.
